@@ -1,0 +1,62 @@
+# transformer-theory: `make book` and `make test` do all set-up on a fresh machine.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := book
+
+PROFILE ?= book
+JOBS ?= 2
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+NAMES := $(notdir $(basename $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))))
+EXECUTED := $(NAMES:%=build/executed/$(PROFILE)/%.ipynb)
+SRC := $(shell find src -name '*.py' 2>/dev/null)
+
+.PHONY: book test execute html lab reproduce benchmark clean
+
+## set-up: the virtual environment with the pinned stack (a second call installs nothing)
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -e .
+	touch $@
+
+## execute every notebook under $(PROFILE) with papermill (parameters checked first)
+build/executed/$(PROFILE)/%.ipynb: notebooks/%.ipynb params/$(PROFILE).yaml $(SRC) | $(STAMP)
+	$(PY) -m transformer_theory run $* --profile $(PROFILE)
+
+execute: $(STAMP)
+	$(MAKE) --no-print-directory -j$(JOBS) $(EXECUTED)
+
+## render the executed notebooks (execution off) into book/_build/html
+html: execute
+	rm -rf book/notebooks && mkdir -p book/notebooks
+	cp $(EXECUTED) book/notebooks/
+	$(PY) -m transformer_theory report --profile $(PROFILE) --output book/reproducibility.md
+	$(VENV)/bin/jupyter-book build book -W -n --keep-going
+	@echo "Book ($(PROFILE) profile): $(CURDIR)/book/_build/html/index.html"
+
+book: html
+
+## unit tests, smoke execution, nbval on the executed notebooks, the book build, the browser check
+test: $(STAMP)
+	$(PY) -m pytest tests --ignore=tests/book
+	$(MAKE) --no-print-directory html PROFILE=smoke
+	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/executed/smoke/*.ipynb
+	$(PY) -m pytest tests/book
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks
+
+## recompute the committed book-profile results (results/book/*.json) from scratch
+reproduce: $(STAMP)
+	rm -rf build/executed/book build/results/book
+	$(MAKE) --no-print-directory execute PROFILE=book
+	mkdir -p results/book && cp build/results/book/*.json results/book/
+
+benchmark: $(STAMP)
+	for f in benchmarks/*.py; do $(PY) $$f; done
+
+clean:
+	rm -rf build book/_build book/notebooks book/reproducibility.md

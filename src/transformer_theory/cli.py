@@ -1,0 +1,96 @@
+"""Command line: ``python -m transformer_theory {run,list,sweep,report}``.
+
+``run`` executes one notebook under a profile with checked overrides; ``sweep`` runs a grid of
+overrides in parallel and resumes where an interrupted sweep stopped; ``list`` shows the notebooks
+and their parameters; ``report`` writes the book's reproducibility page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from transformer_theory.notebooks import list_notebooks, notebook_parameters
+from transformer_theory.parameters import parse_list, parse_value
+from transformer_theory.profiles import DEFAULT_PROFILE, PROFILES
+
+
+def _pairs(pairs: list[list[str]] | None, parse) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, text in pairs or []:
+        if name in values:
+            raise ValueError(f"parameter '{name}' given twice with -p")
+        values[name] = parse(text)
+    return values
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m transformer_theory", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="execute one notebook with papermill")
+    run.add_argument("notebook", help="a name such as 00_overview, or a path to a notebook")
+    run.add_argument("--profile", default=DEFAULT_PROFILE, help=f"one of {', '.join(PROFILES)} (default {DEFAULT_PROFILE})")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), help="override a parameter (YAML value)")
+    run.add_argument("--output", help="executed notebook path (default build/executed/<profile>/<notebook>.ipynb)")
+
+    sub.add_parser("list", help="list the notebooks with their parameters and defaults")
+
+    sweep = sub.add_parser("sweep", help="run a notebook over a grid of parameter values")
+    sweep.add_argument("notebook")
+    sweep.add_argument("--profile", default=DEFAULT_PROFILE)
+    sweep.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "V1,V2,..."), help="values of one grid axis")
+    sweep.add_argument("--jobs", type=int, default=1, help="parallel processes (default 1)")
+    sweep.add_argument("--output", help="folder for the points' notebooks and JSONs")
+
+    report = sub.add_parser("report", help="write the reproducibility page from the results JSONs")
+    report.add_argument("--profile", default=DEFAULT_PROFILE)
+    report.add_argument("--output", required=True)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            for path in list_notebooks():
+                params = notebook_parameters(path)
+                print(path.stem)
+                for name, default in params.items():
+                    print(f"    {name} = {default!r}  ({type(default).__name__})")
+            return 0
+        if args.command == "report":
+            from transformer_theory.profiles import load_profile
+            from transformer_theory.report import write_reproducibility_page
+
+            load_profile(args.profile)
+            print(write_reproducibility_page(args.profile, args.output))
+            return 0
+        if args.command == "run":
+            from transformer_theory.runner import execute, prepare_run
+
+            spec = prepare_run(args.notebook, args.profile, _pairs(args.parameter, parse_value), output=args.output)
+            print(f"running {spec.name} [{spec.profile}] {spec.parameters or ''}", flush=True)
+            result = execute(spec)
+            print(f"{result['status']}: {spec.output} ({result['wall_time_s']:.1f} s); results {spec.results}")
+            if result["status"] != "ok":
+                print(result["error"], file=sys.stderr)
+                return 1
+            return 0
+        from transformer_theory.sweep import run_sweep
+
+        report = run_sweep(args.notebook, _pairs(args.parameter, parse_list), args.profile, args.jobs, args.output)
+        print(f"sweep: {len(report.done)} run, {len(report.skipped)} skipped (already done), {len(report.failed)} failed")
+        for label in report.skipped:
+            print(f"  skipped {label}")
+        for label, error in report.failed.items():
+            print(f"  FAILED {label}: {error}", file=sys.stderr)
+        return 1 if report.failed else 0
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

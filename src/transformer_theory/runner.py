@@ -1,0 +1,120 @@
+"""Run one notebook with papermill under a profile, after checking every parameter first.
+
+The executed notebook goes to ``build/executed/<profile>/<notebook>.ipynb`` and its results JSON to
+``build/results/<profile>/<notebook>.json`` (values recorded by the notebook plus provenance).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from transformer_theory.notebooks import notebook_parameters, resolve_notebook
+from transformer_theory.parameters import check_parameters
+from transformer_theory.paths import build_dir
+from transformer_theory.profiles import load_profile
+from transformer_theory.provenance import config_hash, environment
+from transformer_theory.results import RESULTS_ENV, read_results, write_json_atomic
+
+
+@dataclass
+class RunSpec:
+    """A validated run: which notebook, under which profile, with which parameters, written where."""
+
+    path: Path
+    profile: str
+    parameters: dict[str, Any]  # profile values, then command-line overrides (checked, coerced)
+    defaults: dict[str, Any]
+    output: Path
+    results: Path
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.name, {**self.defaults, **self.parameters})
+
+
+def prepare_run(
+    notebook: str,
+    profile: str = "book",
+    overrides: dict[str, Any] | None = None,
+    output: str | Path | None = None,
+    results: str | Path | None = None,
+) -> RunSpec:
+    """Resolve and validate everything about a run; raises ``ValueError`` before anything executes."""
+    profile_map = load_profile(profile)
+    path = resolve_notebook(notebook)
+    defaults = notebook_parameters(path)
+    from_profile = check_parameters(path.stem, defaults, profile_map.get(path.stem, {}), source=f"params/{profile}.yaml")
+    from_cli = check_parameters(path.stem, defaults, overrides or {}, source="-p")
+    if results is None:  # a custom output keeps its results JSON beside it
+        results = Path(output).with_suffix(".json") if output else build_dir() / "results" / profile / f"{path.stem}.json"
+    output = Path(output) if output else build_dir() / "executed" / profile / f"{path.stem}.ipynb"
+    return RunSpec(path, profile, {**from_profile, **from_cli}, defaults, output, Path(results), dict(from_cli))
+
+
+def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
+    """Execute ``spec`` with papermill (kernel ``python3``) and write its results JSON atomically.
+
+    Returns the results dict; its ``status`` is ``"ok"`` or ``"failed"`` (with ``error``).
+    """
+    import papermill
+
+    effective = {**spec.defaults, **spec.parameters}
+    header = {
+        "notebook": spec.name,
+        "profile": spec.profile,
+        "parameters": effective,
+        "overrides": spec.overrides,
+        "seed": effective.get("seed"),
+        "config_hash": spec.config_hash,
+        "status": "running",
+        "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "executed_notebook": str(spec.output),
+        **environment(),
+        "values": {},
+    }
+    write_json_atomic(spec.results, header)
+    spec.output.parent.mkdir(parents=True, exist_ok=True)
+    previous = os.environ.get(RESULTS_ENV)
+    os.environ[RESULTS_ENV] = str(spec.results.resolve())
+    start = time.perf_counter()
+    error = None
+    try:
+        papermill.execute_notebook(
+            str(spec.path),
+            str(spec.output),
+            parameters=spec.parameters,
+            kernel_name="python3",
+            cwd=str(spec.path.parent),
+            progress_bar=False,
+            log_output=log_output,
+        )
+    except Exception as exc:  # papermill wraps the notebook's own exception
+        error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-4000:]
+    finally:
+        if previous is None:
+            os.environ.pop(RESULTS_ENV, None)
+        else:
+            os.environ[RESULTS_ENV] = previous
+    wall = time.perf_counter() - start
+    recorded = (read_results(spec.results) or {}).get("values", {})
+    final = {
+        **header,
+        "status": "failed" if error else "ok",
+        "error": error,
+        "wall_time_s": round(wall, 3),
+        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "values": recorded,
+    }
+    write_json_atomic(spec.results, final)
+    return final

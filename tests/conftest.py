@@ -1,0 +1,61 @@
+"""Shared fixtures: the repository root and a throw-away project root for CLI tests."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_notebook(path: Path, parameters: str, body: str) -> Path:
+    """Write a small notebook with one ``parameters`` cell followed by ``body``."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell(textwrap.dedent(parameters).strip())
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# tiny"), cell, nbformat.v4.new_code_cell(textwrap.dedent(body).strip())]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def tiny_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project root with one notebook ``01_tiny`` and the three profile files."""
+    make_notebook(
+        tmp_path / "notebooks" / "01_tiny.ipynb",
+        """
+        x = 1
+        scale = 0.5
+        label = "a"
+        gate = ""
+        """,
+        """
+        import os, time
+        from transformer_theory.results import record
+        while x > 1 and gate and os.path.exists(gate):
+            time.sleep(0.1)
+        if label == "fail":
+            raise RuntimeError("asked to fail")
+        record("y", x * scale)
+        print(x * scale)
+        """,
+    )
+    (tmp_path / "params").mkdir()
+    for profile in ("smoke", "book", "paper"):
+        (tmp_path / "params" / f"{profile}.yaml").write_text("01_tiny:\n  scale: 2.0\n")
+    monkeypatch.setenv("TRANSFORMER_THEORY_ROOT", str(tmp_path))
+    return tmp_path
+
+
+def cli(*args: str, cwd: Path | None = None, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``python -m transformer_theory ARGS`` and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "transformer_theory", *args], capture_output=True, text=True, cwd=cwd, timeout=300, **kwargs
+    )

@@ -1,0 +1,95 @@
+"""The project's contract: every notebook is in the book and in every profile, stored clean."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+import yaml
+
+from conftest import ROOT
+from transformer_theory.notebooks import list_notebooks, notebook_parameters, parameters_cells
+from transformer_theory.parameters import check_parameters
+from transformer_theory.profiles import PROFILES, load_profile
+
+NOTEBOOKS = list_notebooks()
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "book" / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for chapter in part.get("chapters") or []:
+            files.append(chapter["file"])
+            files.extend(section["file"] for section in chapter.get("sections", []))
+    return files
+
+
+def test_there_are_notebooks() -> None:
+    assert NOTEBOOKS, "notebooks/ holds no NN_topic.ipynb"
+    names = [p.name for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    assert names == [p.name for p in NOTEBOOKS], "every notebook must be named NN_topic.ipynb"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_in_toc(path) -> None:
+    assert f"notebooks/{path.stem}" in toc_files()
+
+
+def test_toc_entries_exist() -> None:
+    notebook_stems = {p.stem for p in NOTEBOOKS}
+    generated = {"reproducibility"}  # written by `make html` from the results JSONs
+    for entry in toc_files():
+        if entry.startswith("notebooks/"):
+            assert entry.removeprefix("notebooks/") in notebook_stems, f"_toc.yml names a missing notebook {entry}"
+        elif entry not in generated:
+            assert (ROOT / "book" / f"{entry}.md").is_file(), f"_toc.yml names a missing page {entry}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_stored_without_outputs(path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: cell {i} has stored output"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_exactly_one_parameters_cell(path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    assert len(parameters_cells(nb)) == 1
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_profiles_cover_every_notebook_with_valid_parameters(profile) -> None:
+    data = load_profile(profile)
+    stems = {p.stem for p in NOTEBOOKS}
+    assert stems <= set(data), f"params/{profile}.yaml misses {sorted(stems - set(data))}"
+    assert set(data) <= stems, f"params/{profile}.yaml names unknown notebooks {sorted(set(data) - stems)}"
+    for path in NOTEBOOKS:
+        check_parameters(path.stem, notebook_parameters(path), data[path.stem], source=f"params/{profile}.yaml")
+
+
+def test_environment_yml_in_step_with_requirements() -> None:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    deps = env["dependencies"]
+    pip = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
+    assert "-r requirements.txt" in pip and "-e ." in pip
+    assert "pip" in deps and any(str(d).startswith("python=") for d in deps)
+    # nothing is pinned in environment.yml itself: the one list is requirements.txt
+    assert all(not isinstance(d, str) or d == "pip" or d.startswith("python=") for d in deps)
+
+
+def test_requirements_pinned_exactly() -> None:
+    lines = [l.split("#")[0].strip() for l in (ROOT / "requirements.txt").read_text().splitlines()]
+    reqs = [l for l in lines if l]
+    assert reqs and all(re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[A-Za-z0-9_.+\-]+", r) for r in reqs), reqs
+    pins = dict(r.split("==") for r in reqs)
+    assert pins["torch"] == "2.13.0"
+    major, minor, patch = (int(x) for x in re.match(r"(\d+)\.(\d+)\.(\d+)", pins["jupyter-book"]).groups())
+    assert (1, 0, 4) <= (major, minor, patch) < (2, 0, 0)
+    for needed in ("sphinx-mathjax-offline", "sphinx-proof", "sphinxcontrib-bibtex", "papermill", "nbval",
+                   "jupyterlab", "numpy", "matplotlib", "tqdm", "pytest", "hypothesis", "playwright"):
+        assert needed in pins, f"requirements.txt misses {needed}"
