@@ -1,0 +1,116 @@
+"""The targets of the InfoFlow paper and of its predecessor, as comparison trees.
+
+Each function returns a :class:`~transformer_theory.infoflow.trees.Tree`: the *symbolic* comparison
+tree that :func:`~transformer_theory.infoflow.predict` reasons about **and** the evaluable target
+(``tree(X)``, ``tree.sample_inputs(batch, seq_len, rng)``) that the experiment chapters train on: one
+definition of each target. Fixed random parameters (``a_i``, ``A_i``, ``q``, ``b``) are drawn at
+construction from ``seed``; their distribution is our choice where the papers do not give one
+(iid ``N(0, 1/d)`` entries), and is recorded in ``tree.params``.
+
+References: P1 = Yu, Jiang, Bao, R. Yu, Li, *The Effect of Attention Head Count on Transformer
+Approximation* (ICLR 2026); InfoFlow = Yu, Jiang, Bao, Li (arXiv 2605.17930), as summarised in
+``shared/papers/infoflow-spec.md``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Sequence
+
+import numpy as np
+
+from transformer_theory.infoflow.trees import (Bilinear, GaussianInputs, Linear, NormOfSum, Positions,
+                                               Reduction, Tree)
+
+__all__ = ["max_retrieval", "pairwise_max", "min_pairwise_dot", "kth_largest", "specific_positions",
+           "triangle_center"]
+
+
+def _pos_int(name: str, v: object) -> int:
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1:
+        raise ValueError(f"{name} = {v!r} must be a positive integer")
+    return int(v)
+
+
+def max_retrieval(D: int, d: int = 4, seed: int = 0) -> Tree:
+    """``F(X) = sum_{i<=D} max_t a_i^T x(t)``: P1's D-retrieval target (intrinsic dimension D).
+
+    Order-1 reductions, comparison dimension beta_1 = D. P1: a single layer is efficient iff h >= D;
+    two layers need L*h >= D (P1 Table 5). ``a_i`` iid ``N(0, 1/d)``; tokens ``N(0, I_d)`` (P1 §B).
+    """
+    D, d = _pos_int("D", D), _pos_int("d", d)
+    a = np.random.default_rng(seed).normal(0.0, 1.0 / np.sqrt(d), size=(D, d))
+    terms = [Reduction("max", "t", Linear("t", a[i]), label=f"t{i + 1}") for i in range(D)]
+    return Tree(terms, input_dim=d, name=f"max_retrieval(D={D})", params={"a": a, "seed": seed},
+                description=f"sum_{{i<={D}}} max_t a_i^T x(t)")
+
+
+def pairwise_max(D: int, d: int = 4, seed: int = 0) -> Tree:
+    """``F(X) = sum_{i<=D} max_{s,t} x(s)^T A_i x(t)``: the intrinsic-dimension target of InfoFlow §4.1.
+
+    Written as nested reductions ``max_t [ max_s x(s)^T A_i x(t) ]`` (inner: order 2 with free
+    variable t; outer: order 1), so beta_1 = D at both levels. ``A_i`` iid ``N(0, 1/d)`` entries
+    (the paper does not give the distribution); tokens ``N(0, I_d)``, d = 4 in the paper.
+    """
+    D, d = _pos_int("D", D), _pos_int("d", d)
+    A = np.random.default_rng(seed).normal(0.0, 1.0 / np.sqrt(d), size=(D, d, d))
+    terms = [Reduction("max", "t", Reduction("max", "s", Bilinear("s", "t", A[i]), label=f"s{i + 1}"),
+                       label=f"t{i + 1}") for i in range(D)]
+    return Tree(terms, input_dim=d, name=f"pairwise_max(D={D})", params={"A": A, "seed": seed},
+                description=f"sum_{{i<={D}}} max_{{s,t}} x(s)^T A_i x(t)")
+
+
+def min_pairwise_dot(d: int = 4, distinct: bool = True) -> Tree:
+    """``F(X) = min_{s,t} x(s)^T x(t)`` (``s != t`` with ``distinct``): InfoFlow Theorem 1's target.
+
+    [SEED] names the target ("minimum of pairwise dot products"); whether ``s = t`` is excluded is
+    unknown. With Gaussian tokens the two versions differ with probability ~0 (``x^T x >= 0`` while
+    the off-diagonal minimum is negative almost surely; training notes §D). Depth separation: one
+    layer costs ``eps^{-k(T)}`` with k linear in T, two layers with one head each ``O(eps^{-1})``.
+    """
+    d = _pos_int("d", d)
+    inner = Reduction("min", "s", Bilinear("s", "t"), exclude=("t",) if distinct else (), label="s")
+    return Tree([Reduction("min", "t", inner, label="t")], input_dim=d, name="min_pairwise_dot",
+                params={"distinct": distinct},
+                description="min_{s != t} x(s)^T x(t)" if distinct else "min_{s,t} x(s)^T x(t)")
+
+
+def kth_largest(k: int, d: int = 4, seed: int = 0) -> Tree:
+    """``F(X) = b^T x(t_k)``, ``t_k`` = position of the k-th largest score ``q^T x(t)`` ([INF] form of
+    InfoFlow Theorem 2's target; k = 1 is the efficient max-position control).
+
+    Theorem 2 (as summarised, [SEED] form): a single layer needs ``Omega(eps^{-(T-k-1)/(n+1)})``
+    parameters for k >= 2 (n = per-head dimension). ``q, b`` iid ``N(0, 1/d)``.
+    """
+    k, d = _pos_int("k", k), _pos_int("d", d)
+    rng = np.random.default_rng(seed)
+    q, b = rng.normal(0.0, 1.0 / np.sqrt(d), size=(2, d))
+    red = Reduction("max", "t", Linear("t", q), rank=k, value=Linear("t", b), label="t")
+    return Tree([red], input_dim=d, name=f"kth_largest(k={k})", params={"q": q, "b": b, "seed": seed},
+                description=f"b^T x(t_{k}), t_{k} = position of the {k}-th largest q^T x(t)")
+
+
+def specific_positions(P: Sequence[int] = (1, 2, 3), d: int = 2) -> Tree:
+    """``F(X) = sum_{p in P} x(p)`` (a vector in R^d): InfoFlow §4.4 (P = {1,2,3}, d = 2, T = 10).
+
+    Needs positional encoding (specific-position aggregation); the prediction raises ``ValueError``
+    for a model without it (a NoPE model is permutation invariant, this target is not).
+    """
+    d = _pos_int("d", d)
+    return Tree([Positions(P)], input_dim=d, name="specific_positions", params={"P": tuple(P)},
+                description=f"sum_{{p in {set(P)}}} x(p)")
+
+
+def triangle_center(squared: bool = False) -> Tree:
+    """``F(X) = min_{t1,t2,t3} ||x(t1) + x(t2) + x(t3)||`` (InfoFlow §4.2; ``squared`` per [SEED]).
+
+    Order-3 comparison (repeated indices allowed). Inputs ``x(t) ~ N(0, 2 I_2)`` with the norm of
+    each token clamped to [0.2, 4] (S2). Evaluated over pairs t1 <= t2 and a batched third index in
+    float64 (symmetric score; see :meth:`Reduction._fused_chain`).
+    """
+    phi = NormOfSum(("t1", "t2", "t3"), squared=squared)
+    tree = Reduction("min", "t1", Reduction("min", "t2", Reduction("min", "t3", phi, label="t3"), label="t2"),
+                     label="t1")
+    return Tree([tree], input_dim=2, inputs=GaussianInputs(2, variance=2.0, norm_range=(0.2, 4.0)),
+                name="triangle_center", params={"squared": squared},
+                description="min_{t1,t2,t3} ||x(t1)+x(t2)+x(t3)||" + ("^2" if squared else ""))
