@@ -1,0 +1,59 @@
+"""The token configuration during a construction: distinct positions and which tokens sit where.
+
+All sequences' tokens are tracked together because a feed-forward layer acts on every token of every
+sequence: a layer is planned against the set of *all* distinct current positions (spec §4.10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from transformer_theory.interpolation.arithmetic import unique_rows
+from transformer_theory.interpolation.attention import SelfAttention
+from transformer_theory.interpolation.segments import Segments
+
+
+@dataclass
+class Configuration:
+    """``points`` (P, d): current positions; token t (stacked over sequences) sits at ``points[token_point[t]]``."""
+
+    points: np.ndarray
+    token_point: np.ndarray
+    segments: Segments
+
+    @classmethod
+    def of(cls, sequences: Sequence[np.ndarray]) -> "Configuration":
+        points, token_point = unique_rows(np.concatenate(sequences))
+        return cls(points, token_point, Segments.of(sequences))
+
+    def tokens(self) -> np.ndarray:
+        return self.points[self.token_point]
+
+    def points_of(self, j: int) -> np.ndarray:
+        """Indices of the distinct positions held by sequence ``j``."""
+        return np.unique(self.token_point[self.segments.rows(j)])
+
+    def holders(self) -> np.ndarray:
+        """For every position, the number of sequences holding a token there."""
+        P = len(self.points)
+        pairs = np.unique(self.segments.sequence_of * P + self.token_point)
+        return np.bincount(pairs % P, minlength=P)
+
+    def after_ff(self, ff) -> "Configuration":
+        """The configuration after a feed-forward layer applied to every position (equal images merged)."""
+        points, inverse = unique_rows(ff.apply(self.points))
+        return Configuration(points, inverse[self.token_point], self.segments)
+
+    def move_point(self, index: int, ff) -> None:
+        """In place: apply a feed-forward layer that changes only position ``index`` (a hat move)."""
+        self.points[index] = ff.apply(self.points[index : index + 1])[0]
+
+    def after_sa(self, sa: SelfAttention) -> "Configuration":
+        """The configuration after a self-attention layer (tokens of one position may split)."""
+        if sa.is_identity:
+            return self
+        points, token_point = unique_rows(sa.apply(self.tokens(), self.segments))
+        return Configuration(points, token_point, self.segments)

@@ -1,0 +1,124 @@
+"""Transformers as ordered blocks of a feed-forward and a self-attention layer (spec §2.1, Fig. 3).
+
+A block is ``SA ∘ FF`` (FF first, as in the paper's Fig. 3) or ``FF ∘ SA`` (``order="sa_ff"``, as in
+the official Tikhonov code). There is no positional encoding and no normalisation, so the model is
+permutation-equivariant and maps a sequence of n tokens to n tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, Arithmetic
+from transformer_theory.interpolation.attention import SelfAttention
+from transformer_theory.interpolation.feed_forward import FeedForward, HatFeedForward
+from transformer_theory.interpolation.segments import Segments
+
+FeedForwardLayer = FeedForward | HatFeedForward
+BLOCK_ORDERS = ("ff_sa", "sa_ff")
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    """One transformer block: ``SA(FF(X))`` (``order="ff_sa"``) or ``FF(SA(X))`` (``order="sa_ff"``)."""
+
+    ff: FeedForwardLayer
+    sa: SelfAttention
+    order: str = "ff_sa"
+
+    def __post_init__(self) -> None:
+        if self.order not in BLOCK_ORDERS:
+            raise ValueError(f"block order must be one of {BLOCK_ORDERS}, got {self.order!r}")
+
+    @property
+    def is_identity(self) -> bool:
+        return self.ff.is_identity and self.sa.is_identity
+
+    def apply(self, X: np.ndarray, segments: Segments, structured: bool = True) -> np.ndarray:
+        ff = self.ff.apply if structured else self.ff.apply_dense
+        if self.order == "ff_sa":
+            return self.sa.apply(ff(X), segments, structured)
+        return ff(self.sa.apply(X, segments, structured))
+
+
+@dataclass(eq=False)
+class Transformer:
+    """``T = TB^L ∘ … ∘ TB^1`` acting on sequences of tokens in R^d.
+
+    ``stages`` maps a stage name of the construction to its range of block indices.
+    """
+
+    blocks: list[Block]
+    d: int
+    exact: bool = False
+    stages: dict[str, range] = field(default_factory=dict)
+
+    @property
+    def backend(self) -> Arithmetic:
+        return EXACT if self.exact else FLOAT
+
+    @property
+    def num_blocks(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def max_width(self) -> int:
+        """The largest feed-forward hidden width d'."""
+        return max((b.ff.width for b in self.blocks), default=0)
+
+    def num_parameters(self, structured: bool = True) -> int:
+        """Parameter count (spec §4.8).
+
+        ``structured=True``: free parameters given the structure (identity layers 0, rank-one and c·I
+        attention matrices d or 2d and 1, hat layers O(d)); this is the O(d·M) count of Theorem 1.6.
+        ``structured=False``: a standard dense transformer of the same depth holding this model, every
+        FF of width ``max_width`` and dense d×d matrices V, A: ``L·(1 + 2 d d' + d' + 1 + 2 d²)``.
+        """
+        if structured:
+            return sum(b.ff.num_parameters(True) + b.sa.num_parameters(self.d, True) for b in self.blocks)
+        w, d = self.max_width, self.d
+        return self.num_blocks * ((1 + 2 * d * w + w) + (1 + 2 * d * d))
+
+    def _stack(self, sequences: Sequence[np.ndarray]) -> tuple[np.ndarray, Segments]:
+        arrays = [self.backend.asarray(x) for x in sequences]
+        for j, x in enumerate(arrays):
+            if x.ndim != 2 or x.shape[1] != self.d or len(x) == 0:
+                raise ValueError(f"sequence {j}: expected a non-empty array (n, {self.d}), got shape {x.shape}")
+        return self.backend.column_major(np.concatenate(arrays)), Segments.of(arrays)
+
+    def apply(self, sequences: Sequence[np.ndarray], structured: bool = True) -> list[np.ndarray]:
+        """The outputs of many sequences at once (all tokens stacked; attention within each sequence).
+
+        ``structured=False`` evaluates every layer densely (the reference, much slower).
+        """
+        X, segments = self._stack(sequences)
+        for block in self.blocks:
+            if structured and block.is_identity:
+                continue
+            X = block.apply(X, segments, structured)
+        return segments.split(X)
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """The output ``T(X)`` (n, d) of one sequence: float64, or Fractions for an exact model."""
+        return self.apply([X])[0]
+
+    def trace(self, X: np.ndarray | Sequence[np.ndarray]) -> np.ndarray | list[np.ndarray]:
+        """Token positions before the first block and after every block: (L + 1, n, d) for one sequence,
+        or one such array per sequence for a list of sequences (for figures)."""
+        single = isinstance(X, np.ndarray) and X.ndim == 2
+        Z, segments = self._stack([X] if single else X)
+        states = [Z]
+        for block in self.blocks:
+            states.append(states[-1] if block.is_identity else block.apply(states[-1], segments))
+        stacked = np.stack(states)
+        paths = [stacked[:, segments.rows(j)] for j in range(len(segments.lengths))]
+        return paths[0] if single else paths
+
+    def to_torch(self):
+        """A float64 ``torch.nn.Module`` of standard layers computing the same map (see :mod:`.torch_export`)."""
+        from transformer_theory.interpolation.torch_export import to_torch
+
+        return to_torch(self)
