@@ -167,3 +167,17 @@ def test_sweep_recomputes_a_corrupt_results_file(tiny_project: Path) -> None:
 def test_list_shows_parameters(tiny_project: Path) -> None:
     out = cli("list")
     assert out.returncode == 0 and "01_tiny" in out.stdout and "scale = 0.5  (float)" in out.stdout
+
+
+def test_reproducibility_page_lists_each_notebook(tiny_project: Path) -> None:
+    from transformer_theory.report import reproducibility_page
+
+    assert "| 01_tiny | smoke | not run |" in reproducibility_page("smoke")
+    write_json_atomic(
+        tiny_project / "build" / "results" / "smoke" / "01_tiny.json",
+        {"profile": "smoke", "status": "ok", "wall_time_s": 2.5, "seed": 7, "git": {"commit": "abcdef123456", "dirty": True},
+         "versions": {"python": "3.11.7", "numpy": "2.4.6"}, "platform": "Linux-x", "values": {}},
+    )
+    page = reproducibility_page("smoke")
+    assert "| [01_tiny](notebooks/01_tiny.ipynb) | smoke | ok | 2.5 | 7 | `abcdef1+` |" in page
+    assert "| numpy | 2.4.6 |" in page and "Platform: `Linux-x`" in page

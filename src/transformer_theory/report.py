@@ -20,12 +20,12 @@ def reproducibility_page(profile: str) -> str:
         versions = versions or data.get("versions", {})
         platform_line = platform_line or data.get("platform", "")
         git = data.get("git", {})
-        commit = (git.get("commit") or "unknown")[:10] + (" (modified)" if git.get("dirty") else "")
+        commit = (git.get("commit") or "unknown")[:7] + ("+" if git.get("dirty") else "")
         wall = data.get("wall_time_s")
         wall_text = f"{wall:.1f}" if isinstance(wall, (int, float)) else "?"
         rows.append(
             f"| [{path.stem}](notebooks/{path.stem}.ipynb) | {data.get('profile', profile)} | {data.get('status', '?')} "
-            f"| {wall_text} | `{data.get('config_hash', '')}` | `{commit}` |"
+            f"| {wall_text} | {data.get('seed')} | `{commit}` |"
         )
     lines = [
         "# Reproducibility",
@@ -34,13 +34,14 @@ def reproducibility_page(profile: str) -> str:
         "(`params/" + profile + ".yaml`), then rendered with execution off: each page shows exactly the "
         "notebook that ran. The table is generated from the results files `build/results/"
         + profile
-        + "/<notebook>.json`, which also hold every recorded number, the parameters and the seed.",
+        + "/<notebook>.json`, which also hold every recorded number, the parameters, the configuration hash "
+        "and the versions. A `+` after the commit means the run had uncommitted changes.",
         "",
         "To rerun everything: `make book` (this profile: `make book PROFILE=" + profile + "`). "
         "To rerun one chapter with your own parameters: "
         "`python -m transformer_theory run NOTEBOOK --profile PROFILE -p NAME VALUE`.",
         "",
-        "| notebook | profile | status | wall time (s) | config hash | commit |",
+        "| notebook | profile | status | wall time (s) | seed | commit |",
         "|---|---|---|---|---|---|",
         *rows,
         "",
