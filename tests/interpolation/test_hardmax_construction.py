@@ -152,10 +152,10 @@ def test_trace_shapes() -> None:
     assert len(model.trace(ds.inputs)) == 3
 
 
-def test_softmax_is_not_available_yet_and_bad_arguments() -> None:
+def test_unknown_attention_and_bad_arguments() -> None:
     ds = toy_dataset()
-    with pytest.raises(ValueError, match="softmax construction: not implemented yet"):
-        build_interpolator(ds, attention="softmax")
+    with pytest.raises(ValueError, match="attention='linear': available constructions are hardmax, softmax"):
+        build_interpolator(ds, attention="linear")
     with pytest.raises(ValueError, match="dataset must be a SequenceDataset"):
         build_interpolator([np.zeros((1, 2))])
     model = build_interpolator(ds)

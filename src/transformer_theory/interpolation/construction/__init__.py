@@ -1,7 +1,7 @@
 """Constructions of interpolating transformers, one builder per attention kind.
 
-``build_interpolator`` dispatches on ``attention`` through :data:`BUILDERS`; another construction
-(e.g. softmax, Theorem 1.8) registers itself with :func:`register_builder`.
+``build_interpolator`` dispatches on ``attention`` through :data:`BUILDERS` (hardmax, Theorem 1.6;
+softmax, Theorem 1.8); another construction registers itself with :func:`register_builder`.
 """
 
 from __future__ import annotations
@@ -9,16 +9,17 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from transformer_theory.interpolation.construction.hardmax import build_hardmax, paper_num_blocks_hardmax
+from transformer_theory.interpolation.construction.softmax import build_softmax, paper_num_blocks_softmax
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.transformer import Transformer
 
 #: attention kind -> builder(dataset, *, seed, match_paper_depth, exact, **options) -> Transformer
-BUILDERS: dict[str, Callable[..., Transformer]] = {"hardmax": build_hardmax}
+BUILDERS: dict[str, Callable[..., Transformer]] = {"hardmax": build_hardmax, "softmax": build_softmax}
 
 #: attention kind -> the paper's block count L(N, M) (hardmax: Theorem 1.6; softmax: Theorem 1.8)
 PAPER_NUM_BLOCKS: dict[str, Callable[[int, int], int]] = {
     "hardmax": paper_num_blocks_hardmax,
-    "softmax": lambda N, M: 2 * M + 3 * N,
+    "softmax": paper_num_blocks_softmax,
 }
 
 
@@ -43,12 +44,13 @@ def build_interpolator(
     """A transformer ``T`` with ``d_H(T(X^j), Y^j) = 0`` for every sequence of ``dataset``.
 
     ``seed`` fixes every random choice (same seed, same model); ``match_paper_depth`` pads with identity
-    blocks to the paper's depth; ``exact=True`` builds and evaluates in rational arithmetic.
+    blocks to the paper's depth; ``exact=True`` builds and evaluates in rational arithmetic (hardmax only).
+    Softmax options (``temperature``, ``allow_above_threshold``, ``slot_offset``, ``sphere_radius``):
+    :func:`~transformer_theory.interpolation.construction.softmax.build_softmax`.
     """
     if not isinstance(dataset, SequenceDataset):
         raise ValueError(f"dataset must be a SequenceDataset, got {type(dataset).__name__}")
     if attention not in BUILDERS:
         known = ", ".join(sorted(BUILDERS))
-        hint = "softmax construction: not implemented yet; " if attention == "softmax" else ""
-        raise ValueError(f"{hint}attention={attention!r}: available constructions are {known}")
+        raise ValueError(f"attention={attention!r}: available constructions are {known}")
     return BUILDERS[attention](dataset, seed=seed, match_paper_depth=match_paper_depth, exact=exact, **options)

@@ -18,6 +18,8 @@ Blocks: ``S + 2M + 1`` with ``S ≤ N − 1``, never more than the paper's ``2M 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from transformer_theory.interpolation.arithmetic import project, tie_tolerance
@@ -134,17 +136,19 @@ def separate(c: Construction) -> None:
         labels, affine = new_labels, None
 
 
-def select_leaders(c: Construction) -> list[np.ndarray]:
+def select_leaders(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1) -> list[np.ndarray]:
     """Stage 2 (Fig. 7): choose ``m_j`` private tokens of each sequence and move them, one hat each, to
     the P-slot ``s_j·𝟙`` (first leader) and to sphere slots (the others); the first hat also maps every
-    token into the box ``[1, 2]^d``. Returns the leader token indices of every sequence."""
+    token into the box ``[1, 2]^d``. The slots ``s_j`` lie in ``[slot_start, slot_start + 1)`` and the sphere
+    has radius ``sphere_radius`` (the softmax construction of Theorem 1.8 changes both). Returns the leader
+    token indices of every sequence."""
     config, backend = c.config, c.backend
     private_point = config.holders() == 1
     leaders = []
     for j, m_j in enumerate(c.m):
         tokens = np.arange(config.segments.rows(j).start, config.segments.rows(j).stop)
         leaders.append(tokens[private_point[config.token_point[tokens]]][:m_j])
-    slots = _slots(c)
+    slots = _slots(c, slot_start, sphere_radius)
     affine = box_affine(config.points, backend)
     for j, tokens in enumerate(leaders):
         for k, token in enumerate(tokens):
@@ -153,7 +157,7 @@ def select_leaders(c: Construction) -> list[np.ndarray]:
     return leaders
 
 
-def _slots(c: Construction) -> list[list[np.ndarray]]:
+def _slots(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1) -> list[list[np.ndarray]]:
     """Leader destinations: ``slots[j][0]`` on the diagonal, ``slots[j][k]`` (k ≥ 1) on the sphere, the
     sphere angles dealt round-robin so that one sequence's sphere slots are far apart; redrawn if a
     slot happens to coincide with a target."""
@@ -161,8 +165,8 @@ def _slots(c: Construction) -> list[list[np.ndarray]]:
     sphere_pairs = sorted(((k, j) for j, m_j in enumerate(c.m) for k in range(1, m_j)))
     targets = np.concatenate(c.targets)
     for _ in range(MAX_REDRAWS):
-        diagonal = diagonal_slots(N, d, c.rng, backend)
-        sphere = sphere_slots(len(sphere_pairs), d, c.rng, backend)
+        diagonal = diagonal_slots(N, d, c.rng, backend, start=slot_start)
+        sphere = sphere_slots(len(sphere_pairs), d, c.rng, backend, radius=sphere_radius)
         everything = np.concatenate([diagonal, sphere])
         if not any((targets == s).all(axis=1).any() for s in everything):
             break

@@ -1,0 +1,225 @@
+"""Theorem 1.8 (softmax) construction: exact interpolation on the adversarial datasets in both regimes
+(weights underflowing to hardmax, and genuinely soft clusters removed by the exactification layers), τ*,
+temperature validation, depth and width bounds, PyTorch export through standard softmax attention."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from transformer_theory.interpolation import SequenceDataset, build_interpolator, hausdorff, paper_num_blocks, tolerance, verify
+from transformer_theory.interpolation.construction.configuration import Configuration
+from transformer_theory.interpolation.construction.exactification import ClusterFeedForward
+from transformer_theory.interpolation.construction.softmax import DEFAULT_FRACTION, SoftmaxTransformer
+from transformer_theory.interpolation.examples import random_dataset, toy_dataset
+from transformer_theory.interpolation.torch_export import TorchSelfAttention
+from transformer_theory.interpolation.transformer import Transformer
+
+from interpolation_strategies import datasets
+
+SOFT = {"slot_offset": 0.05, "sphere_radius": 10.0}  # spec §8.6: the box tokens set τ* (d <= 3; 10·d in general)
+
+
+def build(ds: SequenceDataset, **kwargs) -> SoftmaxTransformer:
+    return build_interpolator(ds, attention="softmax", **kwargs)
+
+
+def check_model(ds: SequenceDataset, **kwargs) -> SoftmaxTransformer:
+    model = build(ds, **kwargs)
+    assert isinstance(model, SoftmaxTransformer) and isinstance(model, Transformer)
+    errors = verify(model, ds)
+    assert errors.max() <= tolerance(ds), (errors.max(), ds)
+    N, M = ds.N, ds.total_output_length
+    stages = {name: len(blocks) for name, blocks in model.stages.items()}
+    assert list(stages)[:5] == ["separation", "leader_selection", "collapse", "exactification", "interpolation"]
+    assert stages["separation"] <= 1 and stages["collapse"] == 1
+    assert stages["leader_selection"] == stages["interpolation"] == M
+    assert stages["exactification"] == sum(n > m for n, m in zip(ds.input_lengths, ds.output_lengths)) <= N
+    assert model.num_blocks - stages.get("padding", 0) <= 2 * M + N + 2 <= paper_num_blocks(ds, "softmax") == 2 * M + 3 * N
+    assert model.max_width <= 4
+    assert model.temperature <= model.temperature_threshold
+    attention = [b.sa for b in model.blocks if not b.sa.is_identity]
+    assert all(sa.attention == "softmax" for sa in attention)
+    assert attention[-1].temperature == model.temperature  # the collapse; the separation runs at τ = 1
+    assert model.collapse.accuracy <= 1 and model.collapse.clean
+    return model
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(datasets())
+def test_exact_on_adversarial_datasets(ds: SequenceDataset) -> None:
+    """Default temperature τ*/2, then exactly τ*, every family, scales 1e-3..1e3, d from 2 to 64."""
+    model = check_model(ds)
+    tau_star = model.temperature_threshold
+    if math.isfinite(tau_star):
+        assert model.temperature == DEFAULT_FRACTION * tau_star
+        assert check_model(ds, temperature=tau_star).temperature_threshold == tau_star
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(datasets(max_N=5))
+def test_underflow_regime_is_hardmax(ds: SequenceDataset) -> None:
+    """Far below τ* every non-maximal weight underflows to 0: the clusters are single points already."""
+    threshold = build(ds).temperature_threshold
+    if not math.isfinite(threshold):
+        return
+    model = check_model(ds, temperature=threshold / 200)
+    assert model.collapse.spread == 0.0
+
+
+@pytest.mark.parametrize("dims", [(2, 3), (16, 64)])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_soft_geometry_on_adversarial_datasets(dims: tuple, data: st.DataObject) -> None:
+    ds = data.draw(datasets(max_N=6, dims=dims))
+    check_model(ds, slot_offset=0.05, sphere_radius=10.0 * ds.d)
+
+
+@pytest.mark.parametrize(
+    "ds, options",
+    [
+        (toy_dataset(), {}),
+        (random_dataset(6, 2, seed=3, shared_pool=7), SOFT),
+        (random_dataset(8, 3, seed=4, shared_pool=9, scale=1e3), SOFT),
+        (random_dataset(20, 16, seed=2), {"slot_offset": 0.05, "sphere_radius": 160.0}),
+        (random_dataset(12, 64, seed=0, shared_pool=8), {"slot_offset": 0.05, "sphere_radius": 640.0}),
+    ],
+)
+def test_soft_regime_spread_removed_by_exactification(ds: SequenceDataset, options: dict) -> None:
+    """Score gap / τ of about 10-30 for the tokens that set τ*: the collapse leaves clusters of nonzero spread; the
+    exactification layers make them points (without them the error is about the spread)."""
+    model = check_model(ds, **options)
+    bound = model.collapse.bound
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_token = np.where(bound.spreads > bound.deltas, bound.score_gaps / np.log(bound.spreads / bound.deltas), np.inf)
+    binding = int(np.argmin(per_token))
+    assert bound.images[binding] > 0  # a box token or P-leader sets τ*, not a sphere token
+    assert 8 <= bound.score_gaps[binding] / model.temperature <= 30
+    assert model.collapse.spread > 1e-8  # far above rounding (about 1e-15 on the line)
+    exactification = model.stages["exactification"]
+    skipped = Transformer([b for i, b in enumerate(model.blocks) if i not in exactification], model.d)
+    assert verify(skipped, ds).max() > tolerance(ds)
+
+
+def test_threshold_is_at_least_the_spec_formula_and_accurate_at_threshold() -> None:
+    for ds in (toy_dataset(), random_dataset(7, 3, seed=5, shared_pool=6)):
+        tau_star = build(ds).temperature_threshold
+        model = check_model(ds, temperature=tau_star)
+        bound = model.collapse.bound
+        assert model.collapse.accuracy <= 1 and bound.accuracy_bound(tau_star) == pytest.approx(1.0)
+        # spec §4.5: Δ / log((n_max − 1) D / δ) with the worst gap, largest sum and smallest δ of all tokens
+        spec = bound.min_score_gap / math.log(bound.spreads.max() / bound.deltas.min())
+        assert spec <= tau_star
+
+
+def test_temperature_above_threshold() -> None:
+    ds = toy_dataset()
+    tau_star = build(ds).temperature_threshold
+    with pytest.raises(ValueError, match=rf"τ\* = {tau_star:.6g}"):
+        build(ds, temperature=1.01 * tau_star)
+    forced = build(ds, temperature=1.5 * tau_star, allow_above_threshold=True)
+    assert forced.temperature_threshold == tau_star  # τ* does not depend on τ
+    assert verify(forced, ds).max() <= tolerance(ds)  # τ* is sufficient, not necessary
+    broken = build(ds, temperature=8 * tau_star, allow_above_threshold=True)
+    assert broken.collapse.accuracy > 1 and not broken.collapse.clean
+    assert verify(broken, ds).max() > 1e-3
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"temperature": 0.0}, "temperature must be a positive finite number"),
+        ({"temperature": -1.0}, "temperature must be a positive finite number"),
+        ({"temperature": math.inf}, "temperature must be a positive finite number"),
+        ({"exact": True}, "softmax attention needs float64"),
+        ({"slot_offset": 0}, "slot_offset must be a positive finite number"),
+        ({"sphere_radius": -2.0}, "sphere_radius must be a positive finite number"),
+    ],
+)
+def test_bad_arguments(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        build(toy_dataset(), **kwargs)
+
+
+def test_match_paper_depth_and_determinism() -> None:
+    ds = random_dataset(5, 3, seed=1, shared_pool=6)
+    model = check_model(ds, match_paper_depth=True)
+    assert model.num_blocks == paper_num_blocks(ds, "softmax")
+    assert all(model.blocks[i].is_identity for i in model.stages["padding"])
+    again, other = build(ds, seed=0), build(ds, seed=1)
+    assert again.temperature == build(ds).temperature
+    assert all(np.array_equal(a.ff.W, b.ff.W) for a, b in zip(again.blocks, build(ds).blocks))
+    assert any(not np.array_equal(a.ff.W, b.ff.W) for a, b in zip(again.blocks, other.blocks))
+
+
+def test_toy_dataset_counts() -> None:
+    ds = toy_dataset()
+    model = check_model(ds)
+    assert (model.num_blocks, paper_num_blocks(ds, "softmax")) == (13, 17)
+    assert model.collapse.spread > 0
+
+
+def test_structured_parameters_do_not_depend_on_input_lengths() -> None:
+    rng = np.random.default_rng(0)
+    counts = set()
+    for n in (3, 30, 300):
+        ds = SequenceDataset([rng.normal(size=(n, 8)) for _ in range(4)], [rng.normal(size=(2, 8)) for _ in range(4)])
+        model = check_model(ds)
+        counts.add((model.num_blocks, model.num_parameters()))
+    assert len(counts) == 1
+    (blocks, params), = counts
+    assert params <= (3 * 8 + 9) * blocks  # at most 3d + 9 free parameters per block (a hat with a shift)
+
+
+def test_to_torch_runs_standard_softmax_attention() -> None:
+    for ds, options in ((toy_dataset(), {}), (random_dataset(6, 4, seed=3, shared_pool=7), {}),
+                        (random_dataset(5, 2, seed=4, scale=1e3), SOFT)):
+        model = build(ds, **options)
+        net = model.to_torch()
+        assert all(p.dtype == torch.float64 for p in net.parameters())
+        for x, y in zip(ds.inputs, ds.targets):
+            X = torch.from_numpy(x)
+            out = net(X).detach().numpy()
+            np.testing.assert_allclose(out, model(x), rtol=0, atol=1e-9 * (1 + ds.scale))
+            assert hausdorff(out, y) <= tolerance(ds)
+        # every attention module is ρx + softmax(q kᵀ/τ) v, i.e. torch's scaled dot-product attention
+        Z = torch.from_numpy(ds.inputs[0])
+        for block in net.blocks:
+            Z = block.ff(Z)
+            if isinstance(block.sa, TorchSelfAttention):
+                sa = block.sa
+                q, k, v = sa.to_q(Z), sa.to_k(Z), sa.to_v(Z)
+                sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=1 / sa.temperature)
+                torch.testing.assert_close(block.sa(Z), sa.rho * Z + sdpa, rtol=0, atol=1e-12)
+            Z = block.sa(Z)
+
+
+def test_cluster_feed_forward_collapses_its_window_bitwise() -> None:
+    w = np.ones(3) / math.sqrt(3)
+    t = np.array([-1.0, 0.45, 0.5 + 1e-9, 0.55, 2.0])
+    X = np.asfortranarray(t[:, None] * w)
+    ff = ClusterFeedForward(w, 0.4, 0.6)
+    Y = ff(X)
+    assert ff.width == 3 and ff.eta == 0 and ff.num_parameters() == 1 + 3 + 2  # η, w, lo, hi
+    assert np.array_equal(Y[1:4], np.tile(0.4 * w, (3, 1)))  # the window collapses exactly
+    np.testing.assert_allclose(Y[[0, 4]], np.array([[-1.0], [1.8]]) * w, rtol=0, atol=1e-15)  # injective outside
+    np.testing.assert_allclose(ff.apply_dense(X), Y, rtol=0, atol=1e-15)
+    assert np.array_equal(ff.apply_dense(X)[1:4], Y[1:4])
+    with pytest.raises(ValueError, match="window"):
+        ClusterFeedForward(w, 0.6, 0.4)
+
+
+def test_one_separation_block_splits_every_shared_token() -> None:
+    """Spec §4.9 hand case: nested sets, a shared target, a target equal to an input token."""
+    a, b, c, e = [0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [2.0, 2.0]
+    inputs = [[a], [a, b], [b], [a, b, c], [c], [c, a], [b, c, e, a]]
+    targets = [[[1.0, 1.0]], [[1.0, 1.0], b], [[3.0, 0.0]], [[1.0, 1.0]], [[0.5, 0.5]], [a], [[1.0, 1.0], e, c]]
+    ds = SequenceDataset(inputs, targets)
+    model = check_model(ds)
+    after = Configuration.of([path[model.stages["separation"].stop] for path in model.trace(ds.inputs)])
+    assert len(model.stages["separation"]) == 1 and np.all(after.holders() == 1)
