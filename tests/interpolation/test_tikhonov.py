@@ -200,3 +200,18 @@ def test_frozen_eta_loss_bound_holds_and_is_positive():
     U, S, Vh = torch.linalg.svd(Y, full_matrices=False)
     projected = (U[:, :4] * S[:4]) @ Vh[:4]
     assert hausdorff_to_singleton_loss(projected[:, None, :], Y).item() == pytest.approx(bound, rel=1e-10)
+
+
+def test_parallel_runs_equal_serial_runs() -> None:
+    from transformer_theory.interpolation.tikhonov import Experiment, run_experiments
+
+    runs = run_experiments(
+        [Experiment("b", [0.1, 0.01], [40, 20]), Experiment("frozen", [0.1], [30], {"eta": 0.0})], N=4, d=6, n=8, seed=3
+    )
+    torch.set_num_threads(1)
+    data, model = setup_experiment(N=4, d=6, n=8, seed=3)
+    _, curves = epsilon_sweep(model, data.inputs, data.targets, [0.1, 0.01], [40, 20], progress=False)
+    assert all(np.array_equal(a, b) for a, b in zip(curves, runs["b"][0]))
+    assert len(runs["frozen"][0]) == 1 and runs["frozen"][1] > 0
+    with pytest.raises(ValueError, match="must be distinct"):
+        run_experiments([Experiment("x", [0.1], [1]), Experiment("x", [0.1], [1])])
