@@ -1,0 +1,64 @@
+"""The committed book-profile results (``results/book/``, written by ``make reproduce``).
+
+Long runs (the Tikhonov experiment at the official sizes takes minutes) are not repeated in CI; their
+results files are committed with provenance. These checks make sure the committed files are complete,
+belong to the current notebooks and profile, and still support what the chapters claim.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import ROOT
+from transformer_theory.notebooks import list_notebooks, notebook_parameters
+from transformer_theory.profiles import load_profile
+from transformer_theory.provenance import config_hash
+
+RESULTS = ROOT / "results" / "book"
+NOTEBOOKS = list_notebooks()
+
+
+def load(stem: str) -> dict:
+    path = RESULTS / f"{stem}.json"
+    assert path.is_file(), f"{path} is missing: run `make reproduce` after adding or changing a notebook"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_results_are_complete_and_current(path) -> None:
+    data = load(path.stem)
+    assert data["status"] == "ok" and data["profile"] == "book"
+    params = {**notebook_parameters(path), **load_profile("book")[path.stem]}
+    assert data["config_hash"] == config_hash(path.stem, params), (
+        f"{path.stem}: the committed results were produced with other parameters; run `make reproduce`"
+    )
+    assert data["wall_time_s"] > 0 and len(data["git"]["commit"]) == 40
+    assert data["versions"]["torch"] and data["versions"]["numpy"] and data["values"]
+
+
+def test_hardmax_and_softmax_results_are_exact() -> None:
+    hardmax = load("02_hardmax_interpolation")["values"]
+    assert hardmax["toy_max_error"] <= 1e-14 and hardmax["exact_errors_all_zero"] is True
+    assert all(b <= p for b, p in zip(hardmax["random_blocks"], hardmax["random_paper_blocks"]))
+    softmax = load("03_softmax_interpolation")["values"]
+    assert softmax["max_error_over_tol_underflow"] <= 1 and softmax["max_error_over_tol_soft"] <= 1
+    assert softmax["min_soft_spread"] > 0 and softmax["blocks_toy"] <= softmax["paper_blocks_toy"]
+    complexity = load("04_complexity")["values"]
+    assert complexity["blocks_constant_in_n"] is True
+
+
+def test_tikhonov_results_support_linear_scaling() -> None:
+    data = load("05_tikhonov")
+    values, params = data["values"], data["parameters"]
+    assert values["loss_at_theta_star"] <= 1e-12
+    assert values["fig1a_final_loss"] <= values["fig1a_threshold"]
+    assert abs(values["fig1b_slope"] - 1) <= params["slope_tol"]
+    assert values["diagnostic_slope"] <= params["diagnostic_slope_max"]
+    assert values["fig1b_epochs"] == [5000, 10000, 50000], "the book profile runs the official epochs"
+
+
+def test_infoflow_predictions_agree_with_the_papers() -> None:
+    values = load("06_infoflow_framework")["values"]
+    assert values["n_judged"] > 0 and values["n_agree_with_papers"] == values["n_judged"]
