@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import torch
 
 
 def seed_everything(seed: int) -> np.random.Generator:
@@ -17,10 +18,5 @@ def seed_everything(seed: int) -> np.random.Generator:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     random.seed(int(seed))
     np.random.seed(int(seed) % 2**32)
-    try:
-        import torch
-    except ImportError:  # torch is a dependency, but the seeding of NumPy code must not need it
-        pass
-    else:
-        torch.manual_seed(int(seed))
+    torch.manual_seed(int(seed))
     return np.random.default_rng(int(seed))
