@@ -29,7 +29,7 @@ def test_hat_resnet_interpolates(d, seed):
 def test_count_is_the_built_networks_parameters():
     pairs = _dataset([5, 4, 3, 6], [1, 2, 1, 3], d=3)
     net = build_hat_resnet(pairs)
-    assert resnet_parameter_count(pairs) == net.n_parameters == 4 * (6 * 3 * 6 + 3)
+    assert resnet_parameter_count(pairs) == net.n_parameters == 4 * (8 * 3 * 6 + 5)
     assert resnet_parameter_count([5, 4, 3, 6], d=3) == net.n_parameters
 
 

@@ -7,16 +7,14 @@ makes the comparison concrete with one explicit, working ResNet and says exactly
 A ResNet is token-blind: it sees no sequence structure, so it must read each input sequence X^j as
 one point of R^D, D = n_max·d (tokens flattened in order, zero-padded to n_max tokens). It then has
 to interpolate N points in R^D. We build it with one hat-function residual block per point (the
-same move as the construction's FF layers, Paper A §4 / spec §4.1):
+same layer as the construction's hat moves, Paper A §4 / spec §4.1, built by the same code):
 
-    x ← x + W σ(U x + b),  U = [uᵀ; uᵀ; uᵀ] ∈ R^{3×D},  b = (−t_p+ε, −t_p, −t_p−ε),
-    W = (q − p)/ε · [1, −2, 1] ∈ R^{D×3},
+    x ← η x + W σ(U x + b),  η = 1,  U ∈ R^{4×D} (four copies of a direction uᵀ),  b ∈ R^4,  W ∈ R^{D×4},
 
-which sends the current point p to q and fixes every other current point (u separates their
-projections t = u·x, ε = half the smallest gap). Counting U, b, W densely, a block has 6D + 3
-parameters; the N blocks give
+a flat-top hat of the projection u·x that sends the current point p to q and fixes every other
+current point. Counting η, U, b, W densely, a block has 8D + 5 parameters; the N blocks give
 
-    P_ResNet = N (6 d n_max + 3) = O(N d n_max),
+    P_ResNet = N (8 d n_max + 5) = O(N d n_max),
 
 while the input map (flatten + pad) and the output map (read the first m_max·d coordinates, where
 the blocks put the flattened target) are fixed and parameter-free. The count grows with the input
@@ -31,15 +29,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transformer_theory.interpolation.construction import PAPER_NUM_BLOCKS
+from transformer_theory.interpolation.construction.hat import hat_move
+from transformer_theory.interpolation.feed_forward import HatFeedForward
+
 __all__ = [
     "HatResNet",
     "build_hat_resnet",
     "resnet_parameter_count",
     "construction_parameter_bound",
 ]
-
-_N_DIRECTION_DRAWS = 200
-
 
 def _sizes(data: Sequence) -> tuple[list[int], int | None]:
     """Input lengths and d of a list of (X, Y) pairs, or the lengths in a list of ints (d unknown)."""
@@ -60,7 +59,7 @@ def _sizes(data: Sequence) -> tuple[list[int], int | None]:
 
 
 def resnet_parameter_count(data: Sequence, d: int | None = None) -> int:
-    """P_ResNet = N (6 d n_max + 3): parameters of the hat ResNet of :func:`build_hat_resnet`.
+    """P_ResNet = N (8 d n_max + 5): parameters of the hat ResNet of :func:`build_hat_resnet`.
 
     ``data`` is a list of (X^j, Y^j) pairs (d read from them) or a list of input lengths n_j (then
     pass ``d``). Derivation in the module docstring; this project's count, not the paper's.
@@ -69,7 +68,7 @@ def resnet_parameter_count(data: Sequence, d: int | None = None) -> int:
     d = d_data if d_data is not None else d
     if d is None or not isinstance(d, (int, np.integer)) or d < 1:
         raise ValueError(f"token dimension d must be a positive integer (pass d with a list of lengths), got {d!r}")
-    return len(n_lengths) * (6 * int(d) * max(n_lengths) + 3)
+    return len(n_lengths) * (8 * int(d) * max(n_lengths) + 5)
 
 
 def construction_parameter_bound(m_lengths: Sequence[int], d: int, attention: str = "hardmax") -> int:
@@ -84,27 +83,23 @@ def construction_parameter_bound(m_lengths: Sequence[int], d: int, attention: st
         raise ValueError(f"output lengths m_j must be a non-empty list of positive integers, got {list(m_lengths)}")
     if not isinstance(d, (int, np.integer)) or d < 1:
         raise ValueError(f"token dimension d must be a positive integer, got {d!r}")
-    M, N = int(sum(m_lengths)), len(m_lengths)
-    blocks = {"hardmax": 2 * M + 2 * N + 1, "softmax": 2 * M + 3 * N}
-    if attention not in blocks:
-        raise ValueError(f"attention must be 'hardmax' or 'softmax', got {attention!r}")
-    return blocks[attention] * (11 * int(d) + 7)
+    if attention not in PAPER_NUM_BLOCKS:
+        raise ValueError(f"attention must be one of {sorted(PAPER_NUM_BLOCKS)}, got {attention!r}")
+    return PAPER_NUM_BLOCKS[attention](len(m_lengths), int(sum(m_lengths))) * (11 * int(d) + 7)
 
 
 @dataclass(frozen=True)
 class HatResNet:
-    """A residual network on R^D, D = n_max·d, with hat blocks ``x ← x + W σ(U x + b)``."""
+    """A residual network on R^D, D = n_max·d: one hat block ``x ← x + W σ(U x + b)`` per sequence."""
 
-    U: tuple[np.ndarray, ...]
-    b: tuple[np.ndarray, ...]
-    W: tuple[np.ndarray, ...]
+    blocks: tuple[HatFeedForward, ...]
     n_max: int
     d: int
 
     @property
     def n_parameters(self) -> int:
-        """Number of entries of all U, b, W (the input and output maps are parameter-free)."""
-        return int(sum(a.size for arrays in (self.U, self.b, self.W) for a in arrays))
+        """Dense count of all blocks (η, U, b, W); the input and output maps are parameter-free."""
+        return sum(block.num_parameters(structured=False) for block in self.blocks)
 
     def embed(self, X: np.ndarray) -> np.ndarray:
         """The input map: flatten the (n, d) sequence and zero-pad it to n_max·d."""
@@ -117,47 +112,26 @@ class HatResNet:
 
     def __call__(self, X: np.ndarray, m: int) -> np.ndarray:
         """Run the blocks on X and read the first ``m`` tokens (the output map)."""
-        x = self.embed(X)
-        for U, b, W in zip(self.U, self.b, self.W):
-            x = x + W @ np.maximum(U @ x + b, 0.0)
-        return x[: m * self.d].reshape(m, self.d)
-
-
-def _distinct(points: np.ndarray, tol: float) -> np.ndarray:
-    """The points with near-duplicates (closer than ``tol``, e.g. two equal targets) merged."""
-    kept: list[np.ndarray] = []
-    for p in points:
-        if all(np.linalg.norm(p - q) > tol for q in kept):
-            kept.append(p)
-    return np.array(kept)
-
-
-def _hat_direction(points: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """Best of a few random unit directions: maximise the smallest gap between projections."""
-    best_u, best_gap = None, -1.0
-    for _ in range(_N_DIRECTION_DRAWS):
-        u = rng.standard_normal(points.shape[1])
-        u /= np.linalg.norm(u)
-        t = np.sort(points @ u)
-        gap = float(np.min(np.diff(t))) if t.size > 1 else 1.0
-        if gap > best_gap:
-            best_u, best_gap = u, gap
-    return best_u, best_gap
+        x = self.embed(X)[None, :]
+        for block in self.blocks:
+            x = block.apply(x)
+        return x[0, : m * self.d].reshape(m, self.d)
 
 
 def build_hat_resnet(pairs: Sequence[tuple[np.ndarray, np.ndarray]], seed: int = 0) -> HatResNet:
     """Build the token-blind hat ResNet that maps each padded X^j to its padded, flattened Y^j.
 
-    One block per sequence (in the given order): block j moves the current point p_j = embed(X^j) to
-    q_j = (flatten(Y^j), 0, …, 0) and fixes every other current point, so the output map (first
-    m_j·d coordinates) returns Y^j token by token. Float64 NumPy. Raises ``ValueError`` when two
-    padded inputs coincide (a token-blind network cannot tell them apart) or a target point
-    coincides with another sequence's input point (the hat would move both).
+    One block per sequence (in the given order): block j is the construction's hat layer
+    (:func:`~transformer_theory.interpolation.construction.hat.hat_move`) moving the current point
+    p_j = embed(X^j) to q_j = (flatten(Y^j), 0, …, 0) and fixing every other current point, so the
+    output map (first m_j·d coordinates) returns Y^j token by token. Float64 NumPy. Raises
+    ``ValueError`` when two padded inputs coincide (a token-blind network cannot tell them apart) or
+    a target point coincides with another sequence's input point (the hat would move both).
     """
     n_lengths, d = _sizes(pairs)
     if d is None:
         raise ValueError("build_hat_resnet needs (X, Y) pairs, not lengths")
-    net = HatResNet(U=(), b=(), W=(), n_max=max(n_lengths), d=d)
+    net = HatResNet(blocks=(), n_max=max(n_lengths), d=d)
     current = np.stack([net.embed(X) for X, _ in pairs])
     targets = np.zeros_like(current)
     for j, (_, Y) in enumerate(pairs):
@@ -171,15 +145,9 @@ def build_hat_resnet(pairs: Sequence[tuple[np.ndarray, np.ndarray]], seed: int =
             if np.linalg.norm(targets[j] - current[k]) <= tol or np.linalg.norm(targets[k] - current[j]) <= tol:
                 raise ValueError(f"the target of one of sequences {j}, {k} equals the other's padded input")
     rng = np.random.default_rng(seed)
-    Us, bs, Ws = [], [], []
+    blocks = []
     for j in range(len(pairs)):
-        u, gap = _hat_direction(_distinct(current, tol), rng)
-        eps, t_p = gap / 2.0, float(u @ current[j])
-        U = np.tile(u, (3, 1))
-        b = np.array([-t_p + eps, -t_p, -t_p - eps])
-        W = np.outer(targets[j] - current[j], [1.0, -2.0, 1.0]) / eps
-        current = current + np.maximum(current @ U.T + b, 0.0) @ W.T
-        Us.append(U)
-        bs.append(b)
-        Ws.append(W)
-    return HatResNet(U=tuple(Us), b=tuple(bs), W=tuple(Ws), n_max=net.n_max, d=d)
+        block = hat_move(current, j, targets[j], rng)
+        current = block.apply(current)
+        blocks.append(block)
+    return HatResNet(blocks=tuple(blocks), n_max=net.n_max, d=d)
