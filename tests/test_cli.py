@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
-from transformer_theory.parameters import check_parameters, parse_list, parse_value
-from transformer_theory.results import read_results, write_json_atomic
+from transformer_theory.pipeline.parameters import check_parameters, parse_list, parse_value
+from transformer_theory.pipeline.results import read_results, write_json_atomic
 
 
 # --- parameter checking (no execution) -------------------------------------------------------
@@ -170,7 +170,7 @@ def test_list_shows_parameters(tiny_project: Path) -> None:
 
 
 def test_reproducibility_page_lists_each_notebook(tiny_project: Path) -> None:
-    from transformer_theory.report import reproducibility_page
+    from transformer_theory.pipeline.report import reproducibility_page
 
     assert "| 01_tiny | smoke | not run |" in reproducibility_page("smoke")
     write_json_atomic(

@@ -12,9 +12,9 @@ import json
 import pytest
 
 from conftest import ROOT
-from transformer_theory.notebooks import list_notebooks, notebook_parameters
-from transformer_theory.profiles import load_profile
-from transformer_theory.provenance import config_hash
+from transformer_theory.pipeline.notebooks import list_notebooks, notebook_parameters
+from transformer_theory.pipeline.profiles import load_profile
+from transformer_theory.pipeline.provenance import config_hash
 
 RESULTS = ROOT / "results" / "book"
 NOTEBOOKS = list_notebooks()

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from transformer_theory.notebooks import list_notebooks, notebook_parameters, parameters_cells
-from transformer_theory.parameters import check_parameters
-from transformer_theory.profiles import PROFILES, load_profile
+from transformer_theory.pipeline.notebooks import list_notebooks, notebook_parameters, parameters_cells
+from transformer_theory.pipeline.parameters import check_parameters
+from transformer_theory.pipeline.profiles import PROFILES, load_profile
 
 NOTEBOOKS = list_notebooks()
 

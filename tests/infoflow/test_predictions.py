@@ -106,7 +106,7 @@ def test_gamma_and_cost():
 
 
 def test_prediction_table_agrees_with_every_paper_observation():
-    from transformer_theory.infoflow.paper_results import prediction_table, to_markdown
+    from transformer_theory.infoflow.reference import prediction_table, to_markdown
 
     rows = prediction_table(eps=1e-3)
     judged = [r for r in rows if r["agrees"] is not None]

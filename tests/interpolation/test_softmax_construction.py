@@ -9,10 +9,11 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transformer_theory.interpolation import SequenceDataset, build_interpolator, hausdorff, paper_num_blocks, tolerance, verify
+from transformer_theory.interpolation.construction import block_parameter_bound
 from transformer_theory.interpolation.construction.configuration import Configuration
 from transformer_theory.interpolation.construction.exactification import ClusterFeedForward
 from transformer_theory.interpolation.construction.softmax import DEFAULT_FRACTION, SoftmaxTransformer
@@ -20,7 +21,7 @@ from transformer_theory.interpolation.examples import random_dataset, toy_datase
 from transformer_theory.interpolation.torch_export import TorchSelfAttention
 from transformer_theory.interpolation.transformer import Transformer
 
-from interpolation_strategies import datasets
+from strategies.interpolation import datasets
 
 SOFT = {"slot_offset": 0.05, "sphere_radius": 10.0}  # spec §8.6: the box tokens set τ* (d <= 3; 10·d in general)
 
@@ -50,7 +51,7 @@ def check_model(ds: SequenceDataset, **kwargs) -> SoftmaxTransformer:
     return model
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80)
 @given(datasets())
 def test_exact_on_adversarial_datasets(ds: SequenceDataset) -> None:
     """Default temperature τ*/2, then exactly τ*, every family, scales 1e-3..1e3, d from 2 to 64."""
@@ -61,7 +62,7 @@ def test_exact_on_adversarial_datasets(ds: SequenceDataset) -> None:
         assert check_model(ds, temperature=tau_star).temperature_threshold == tau_star
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30)
 @given(datasets(max_N=5))
 def test_underflow_regime_is_hardmax(ds: SequenceDataset) -> None:
     """Far below τ* every non-maximal weight underflows to 0: the clusters are single points already."""
@@ -73,7 +74,7 @@ def test_underflow_regime_is_hardmax(ds: SequenceDataset) -> None:
 
 
 @pytest.mark.parametrize("dims", [(2, 3), (16, 64)])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25)
 @given(data=st.data())
 def test_soft_geometry_on_adversarial_datasets(dims: tuple, data: st.DataObject) -> None:
     ds = data.draw(datasets(max_N=6, dims=dims))
@@ -173,7 +174,7 @@ def test_structured_parameters_do_not_depend_on_input_lengths() -> None:
         counts.add((model.num_blocks, model.num_parameters()))
     assert len(counts) == 1
     (blocks, params), = counts
-    assert params <= (3 * 8 + 9) * blocks  # at most 3d + 9 free parameters per block (a hat with a shift)
+    assert params <= block_parameter_bound(8) * blocks
 
 
 def test_to_torch_runs_standard_softmax_attention() -> None:

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_theory.interpolation.tikhonov import (
+from transformer_theory.training.tikhonov import (
     TikhonovTransformer,
     epsilon_sweep,
     exact_interpolant,
@@ -203,7 +203,7 @@ def test_frozen_eta_loss_bound_holds_and_is_positive():
 
 
 def test_parallel_runs_equal_serial_runs() -> None:
-    from transformer_theory.interpolation.tikhonov import Experiment, run_experiments
+    from transformer_theory.training.tikhonov import Experiment, run_experiments
 
     runs = run_experiments(
         [Experiment("b", [0.1, 0.01], [40, 20]), Experiment("frozen", [0.1], [30], {"eta": 0.0})], N=4, d=6, n=8, seed=3

@@ -10,12 +10,10 @@ Definitions marked **[INF]** in the docstrings are reconstructions (``shared/pap
 * :func:`comparison_stats` -- comparison order, dimension per level, depth, comparison number.
 * :func:`propagate` -- information sets ``I(t, l)`` under the best schedule, with propagation modes.
 * :func:`predict` -- efficient or not, cost exponent (Theorem 3's cost law), bottleneck.
-* :func:`plot_information_flow` -- tokens x layers diagram with retrieval and aggregation arrows.
 """
 
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
-from transformer_theory.infoflow.plots import plot_information_flow
 from transformer_theory.infoflow.prediction import Prediction, cost_law_exponent, p1_single_layer_exponent, predict
 from transformer_theory.infoflow.propagation import Propagation, Step, Sym, propagate
 from transformer_theory.infoflow.schedule import Bottleneck, Placement, Schedule, find_schedule
@@ -30,5 +28,5 @@ __all__ = [
     "GaussianInputs", "max_retrieval", "pairwise_max", "min_pairwise_dot", "kth_largest", "specific_positions",
     "triangle_center", "comparison_stats", "ComparisonStats", "comparison_capacity", "propagate", "Propagation",
     "Step", "Sym", "predict", "Prediction", "cost_law_exponent", "p1_single_layer_exponent", "find_schedule",
-    "Schedule", "Placement", "Bottleneck", "plot_information_flow",
+    "Schedule", "Placement", "Bottleneck",
 ]

@@ -19,7 +19,9 @@ current point. Counting η, U, b, W densely, a block has 8D + 5 parameters; the 
 while the input map (flatten + pad) and the output map (read the first m_max·d coordinates, where
 the blocks put the flattened target) are fixed and parameter-free. The count grows with the input
 length n_max. The transformer construction needs O(d Σ_j m_j) parameters, independent of the n_j
-(Paper A, abstract); :func:`construction_parameter_bound` gives the bound we use for it.
+(Paper A, abstract);
+:func:`~transformer_theory.interpolation.construction.bounds.construction_parameter_bound` gives the bound
+we use for it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transformer_theory.interpolation.construction import PAPER_NUM_BLOCKS
 from transformer_theory.interpolation.construction.hat import hat_move
 from transformer_theory.interpolation.feed_forward import HatFeedForward
 
@@ -37,7 +38,6 @@ __all__ = [
     "HatResNet",
     "build_hat_resnet",
     "resnet_parameter_count",
-    "construction_parameter_bound",
 ]
 
 def _sizes(data: Sequence) -> tuple[list[int], int | None]:
@@ -69,23 +69,6 @@ def resnet_parameter_count(data: Sequence, d: int | None = None) -> int:
     if d is None or not isinstance(d, (int, np.integer)) or d < 1:
         raise ValueError(f"token dimension d must be a positive integer (pass d with a list of lengths), got {d!r}")
     return len(n_lengths) * (8 * int(d) * max(n_lengths) + 5)
-
-
-def construction_parameter_bound(m_lengths: Sequence[int], d: int, attention: str = "hardmax") -> int:
-    """Upper bound L·(11d + 7) on the transformer construction's structured parameter count.
-
-    L is the paper's block count (2M + 2N + 1 hardmax, 2M + 3N softmax; M = Σ m_j, Paper A via the
-    spec's [V-tldr] source); 11d + 7 is this project's per-block budget in the structured count
-    (spec §4.8: FF of width 4 → 8d + 5; rank-one A = QᵀK → 2d; V = cI or w wᵀ → ≤ d; ρ, c → 2).
-    It depends on the output lengths only, never on the input lengths n_j.
-    """
-    if len(m_lengths) == 0 or any(not isinstance(m, (int, np.integer)) or m < 1 for m in m_lengths):
-        raise ValueError(f"output lengths m_j must be a non-empty list of positive integers, got {list(m_lengths)}")
-    if not isinstance(d, (int, np.integer)) or d < 1:
-        raise ValueError(f"token dimension d must be a positive integer, got {d!r}")
-    if attention not in PAPER_NUM_BLOCKS:
-        raise ValueError(f"attention must be one of {sorted(PAPER_NUM_BLOCKS)}, got {attention!r}")
-    return PAPER_NUM_BLOCKS[attention](len(m_lengths), int(sum(m_lengths))) * (11 * int(d) + 7)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from torch import nn
 from transformer_theory.interpolation.arithmetic import HARDMAX_TIE_TOL, to_float
 from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.linear_maps import RankOne
-from transformer_theory.interpolation.transformer import Block, FeedForwardLayer, Transformer
+from transformer_theory.interpolation.feed_forward import FeedForwardLayer
+from transformer_theory.interpolation.transformer import Block, Transformer
 
 
 def _linear(weight: np.ndarray, bias: np.ndarray | None = None) -> nn.Linear:

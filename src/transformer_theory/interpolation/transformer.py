@@ -14,10 +14,9 @@ import numpy as np
 
 from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, Arithmetic
 from transformer_theory.interpolation.attention import SelfAttention
-from transformer_theory.interpolation.feed_forward import FeedForward, HatFeedForward
+from transformer_theory.interpolation.feed_forward import FeedForwardLayer
 from transformer_theory.interpolation.segments import Segments
 
-FeedForwardLayer = FeedForward | HatFeedForward
 BLOCK_ORDERS = ("ff_sa", "sa_ff")
 
 
@@ -116,6 +115,16 @@ class Transformer:
         stacked = np.stack(states)
         paths = [stacked[:, segments.rows(j)] for j in range(len(segments.lengths))]
         return paths[0] if single else paths
+
+    def stage_states(self, sequences: Sequence[np.ndarray]) -> dict[str, list[np.ndarray]]:
+        """Token positions of every sequence at the input (``"input"``) and after each stage with at least
+        one block (the construction's stage names, in order; Fig. 5)."""
+        paths = self.trace(list(sequences))
+        states = {"input": [p[0] for p in paths]}
+        for name, blocks in self.stages.items():
+            if len(blocks):
+                states[name] = [p[blocks.stop] for p in paths]
+        return states
 
     def to_torch(self):
         """A float64 ``torch.nn.Module`` of standard layers computing the same map (see :mod:`.torch_export`)."""

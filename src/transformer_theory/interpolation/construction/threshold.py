@@ -53,8 +53,14 @@ class CollapseBound:
 
     @property
     def min_score_gap(self) -> float:
-        """``min_i Δ_i`` (the spec's Δ)."""
+        """``min_i Δ_i``: the worst score gap of all tokens."""
         return float(self.score_gaps.min())
+
+    @property
+    def uniform_threshold(self) -> float:
+        """``min_i Δ_i / log(max_i S_i / min_i δ_i)``: the same bound with the worst gap, spread and δ of all
+        tokens at once (never above :attr:`threshold`)."""
+        return self.min_score_gap / float(np.log(self.spreads.max() / self.deltas.min()))
 
 
 def collapse_bound(tokens: np.ndarray, segments: Segments, attracts: np.ndarray, w: np.ndarray) -> CollapseBound:

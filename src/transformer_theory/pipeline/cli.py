@@ -11,9 +11,9 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from transformer_theory.notebooks import list_notebooks, notebook_parameters
-from transformer_theory.parameters import parse_list, parse_value
-from transformer_theory.profiles import DEFAULT_PROFILE, PROFILES
+from transformer_theory.pipeline.notebooks import list_notebooks, notebook_parameters
+from transformer_theory.pipeline.parameters import parse_list, parse_value
+from transformer_theory.pipeline.profiles import DEFAULT_PROFILE, PROFILES
 
 
 def _pairs(pairs: list[list[str]] | None, parse) -> dict[str, Any]:
@@ -61,14 +61,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"    {name} = {default!r}  ({type(default).__name__})")
             return 0
         if args.command == "report":
-            from transformer_theory.profiles import load_profile
-            from transformer_theory.report import write_reproducibility_page
+            from transformer_theory.pipeline.profiles import load_profile
+            from transformer_theory.pipeline.report import write_reproducibility_page
 
             load_profile(args.profile)
             print(write_reproducibility_page(args.profile, args.output))
             return 0
         if args.command == "run":
-            from transformer_theory.runner import execute, prepare_run
+            from transformer_theory.pipeline.runner import execute, prepare_run
 
             spec = prepare_run(args.notebook, args.profile, _pairs(args.parameter, parse_value), output=args.output)
             print(f"running {spec.name} [{spec.profile}] {spec.parameters or ''}", flush=True)
@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(result["error"], file=sys.stderr)
                 return 1
             return 0
-        from transformer_theory.sweep import run_sweep
+        from transformer_theory.pipeline.sweep import run_sweep
 
         report = run_sweep(args.notebook, _pairs(args.parameter, parse_list), args.profile, args.jobs, args.output)
         print(f"sweep: {len(report.done)} run, {len(report.skipped)} skipped (already done), {len(report.failed)} failed")

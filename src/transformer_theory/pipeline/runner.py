@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from transformer_theory.notebooks import notebook_parameters, resolve_notebook
-from transformer_theory.parameters import check_parameters
-from transformer_theory.paths import build_dir
-from transformer_theory.profiles import load_profile
-from transformer_theory.provenance import config_hash, environment
-from transformer_theory.results import RESULTS_ENV, read_results, write_json_atomic
+from transformer_theory.pipeline.notebooks import notebook_parameters, resolve_notebook
+from transformer_theory.pipeline.parameters import check_parameters
+from transformer_theory.pipeline.paths import build_dir
+from transformer_theory.pipeline.profiles import load_profile
+from transformer_theory.pipeline.provenance import config_hash, environment
+from transformer_theory.pipeline.results import RESULTS_ENV, read_results, write_json_atomic
 
 
 @dataclass

@@ -10,7 +10,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
-from transformer_theory.paths import project_root
+from transformer_theory.pipeline.paths import project_root
 
 #: Packages whose versions every results file records.
 TRACKED_PACKAGES = ("transformer-theory", "numpy", "torch", "matplotlib", "papermill", "nbformat", "jupyter-book", "Sphinx")

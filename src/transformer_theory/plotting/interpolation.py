@@ -16,7 +16,7 @@ from transformer_theory.interpolation.arithmetic import to_float
 from transformer_theory.interpolation.construction.geometry import BOX_HIGH, BOX_LOW
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.transformer import Transformer
-from transformer_theory.plotting import sequence_style
+from transformer_theory.plotting.style import sequence_style
 
 TARGET = {"marker": "D", "s": 110, "alpha": 0.3, "edgecolor": "k", "linewidths": 0.6}
 
@@ -122,23 +122,12 @@ def plot_lemma_panels(panels: Sequence[dict]) -> plt.Figure:
     return fig
 
 
-def stage_states(model: Transformer, dataset: SequenceDataset) -> dict[str, list[np.ndarray]]:
-    """Token positions of every sequence at the input and after each stage of the construction."""
-    paths = model.trace(dataset.inputs)
-    states = {"input": [p[0] for p in paths]}
-    for name, blocks in model.stages.items():
-        if len(blocks):
-            states[name] = [p[blocks.stop] for p in paths]
-    return states
-
-
-def plot_stages(model: Transformer, dataset: SequenceDataset) -> plt.Figure:
-    """Fig. 5: the toy dataset at the input and after separation, leader selection, collapse and
-    interpolation (targets as diamonds; one panel per stage with at least one block)."""
-    states = stage_states(model, dataset)
+def plot_stages(states: dict[str, list[np.ndarray]], targets: Sequence[np.ndarray]) -> plt.Figure:
+    """Fig. 5: the dataset at the input and after separation, leader selection, collapse and
+    interpolation (``states`` from :meth:`Transformer.stage_states`; targets as diamonds; one panel per stage)."""
     fig, axes = plt.subplots(1, len(states), figsize=(3.2 * len(states), 3.4))
     for ax, (name, seqs) in zip(np.atleast_1d(axes), states.items()):
-        draw_tokens(ax, seqs, dataset.targets if name in ("input", "interpolation") else None)
+        draw_tokens(ax, seqs, targets if name in ("input", "interpolation") else None)
         ax.set_title(name.replace("_", " "))
         ax.set_aspect("equal", adjustable="datalim")
     np.atleast_1d(axes)[0].legend(loc="best")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from transformer_theory.notebooks import list_notebooks
-from transformer_theory.paths import build_dir
-from transformer_theory.results import read_results
+from transformer_theory.pipeline.notebooks import list_notebooks
+from transformer_theory.pipeline.paths import build_dir
+from transformer_theory.pipeline.results import read_results
 
 
 def reproducibility_page(profile: str) -> str:

@@ -13,14 +13,10 @@ import numpy as np
 from matplotlib.patches import Circle
 
 from transformer_theory.interpolation.arithmetic import project
-from transformer_theory.interpolation.attention import SelfAttention
-from transformer_theory.interpolation.construction.configuration import Configuration
 from transformer_theory.interpolation.construction.softmax import SoftmaxTransformer
 from transformer_theory.interpolation.dataset import SequenceDataset
-from transformer_theory.interpolation.plots import draw_tokens
-from transformer_theory.interpolation.segments import Segments
-from transformer_theory.interpolation.transformer import Block
-from transformer_theory.plotting import sequence_style
+from transformer_theory.plotting.interpolation import draw_tokens
+from transformer_theory.plotting.style import sequence_style
 
 
 def plot_collapse(model: SoftmaxTransformer, dataset: SequenceDataset) -> plt.Figure:
@@ -71,28 +67,20 @@ def plot_collapse(model: SoftmaxTransformer, dataset: SequenceDataset) -> plt.Fi
     return fig
 
 
-def shared_positions(sequences: Sequence[np.ndarray]) -> int:
-    """The number of token positions held by two or more sequences."""
-    return int(np.count_nonzero(Configuration.of(sequences).holders() > 1))
-
-
-def plot_one_block(model: SoftmaxTransformer, dataset: SequenceDataset) -> plt.Figure:
-    """Fig. 9: (a) the input; (b) the separation block with the same parameters but hardmax weights;
-    (c) the softmax separation block. Panel titles count the positions still shared by two sequences."""
-    if dataset.d != 2 or not len(model.stages["separation"]):
-        raise ValueError("plot_one_block draws d = 2 data whose sequences share tokens (one separation block)")
-    block = model.blocks[model.stages["separation"].start]
-    sa = block.sa
-    hard = Block(block.ff, SelfAttention(sa.rho, sa.V, sa.A, "hardmax"))
-    states = [dataset.inputs] + [[b.apply(x, Segments.of([x])) for x in dataset.inputs] for b in (hard, block)]
-    titles = ["(a) input", "(b) hardmax block", "(c) softmax block"]
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.8))
-    for ax, seqs, title in zip(axes, states, titles):
+def plot_one_block(states: dict[str, list[np.ndarray]], shared: Sequence[int]) -> plt.Figure:
+    """Fig. 9: one panel per entry of ``states`` (from
+    :func:`~transformer_theory.interpolation.construction.softmax.separation_block_states`: (a) the input,
+    (b) the separation block with hardmax weights, (c) the softmax block), titled with the number of
+    positions still shared by two sequences (``shared``, one count per panel)."""
+    if len(shared) != len(states):
+        raise ValueError(f"need one shared-position count per panel, got {len(shared)} for {len(states)} panels")
+    fig, axes = plt.subplots(1, len(states), figsize=(11, 3.8))
+    for k, (ax, (name, seqs), count) in enumerate(zip(np.atleast_1d(axes), states.items(), shared)):
         jitter = 0.015 * np.ptp(np.concatenate(seqs), axis=0).max()
         draw_tokens(ax, seqs, jitter=jitter)
-        ax.set_title(f"{title}: {shared_positions(seqs)} shared")
+        ax.set_title(f"({'abcdefgh'[k]}) {name}: {count} shared")
         ax.set_aspect("equal", adjustable="datalim")
-    axes[0].legend(loc="best")
+    np.atleast_1d(axes)[0].legend(loc="best")
     fig.tight_layout()
     return fig
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from transformer_theory.paths import params_dir
+from transformer_theory.pipeline.paths import params_dir
 
 PROFILES = ("smoke", "book", "paper")
 DEFAULT_PROFILE = "book"
@@ -30,7 +30,3 @@ def load_profile(profile: str) -> dict[str, dict[str, Any]]:
             raise ValueError(f"{path}: entry '{notebook}' must be a mapping of parameters, got {params!r}")
     return {str(k): dict(v or {}) for k, v in data.items()}
 
-
-def profile_parameters(profile: str, notebook: str) -> dict[str, Any]:
-    """Parameters that ``profile`` sets for ``notebook`` (empty if the profile does not list it)."""
-    return load_profile(profile).get(notebook, {})

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-from transformer_theory.plotting import PALETTE
+from transformer_theory.plotting.style import PALETTE
 
 __all__ = ["plot_training_loss", "plot_min_loss_vs_eps"]
 

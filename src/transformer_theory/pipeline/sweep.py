@@ -15,9 +15,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from transformer_theory.paths import build_dir
-from transformer_theory.results import read_results
-from transformer_theory.runner import RunSpec, execute, prepare_run
+from transformer_theory.pipeline.paths import build_dir
+from transformer_theory.pipeline.results import read_results
+from transformer_theory.pipeline.runner import RunSpec, execute, prepare_run
 
 
 def grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:

@@ -1,31 +1,28 @@
-"""Information-flow diagrams: tokens x layers, with retrieval and aggregation arrows (InfoFlow §2, [INF])."""
+"""Information-flow diagrams: tokens x layers, with retrieval and aggregation arrows (InfoFlow §2, reconstruction)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from transformer_theory.infoflow.architecture import Architecture
-from transformer_theory.infoflow.propagation import CLS, TOKENS, ALL, Propagation, propagate
+from transformer_theory.infoflow.propagation import CLS, TOKENS, ALL, Propagation
 from transformer_theory.infoflow.trees import Tree
-from transformer_theory.plotting import PALETTE
+from transformer_theory.plotting.style import PALETTE
 
 
-def plot_information_flow(target: Tree, arch: Architecture, seq_len: int, *, X: np.ndarray | None = None,
-                          seed: int = 0, ax=None, title: str | None = None, propagation: Propagation | None = None):
-    """Draw tokens (x: positions 1..T and CLS) x layers (y: 0..L) with the propagation steps.
+def plot_information_flow(prop: Propagation, X: np.ndarray, *, ax=None, title: str | None = None):
+    """Draw tokens (x: positions 1..T and CLS) x layers (y: 0..L) with the steps of ``prop``
+    (the result of :func:`~transformer_theory.infoflow.propagate`).
 
-    Retrieval arrows go from the concrete top-1 position on one input ``X`` (shape ``(T, d)``; default:
-    one sample of the target's input distribution drawn with ``seed``) to the query token, one colour
-    per head; global aggregation is a grey fan from every token; specific-position aggregation is a
-    dashed fan from the positions ``P``. Returns the matplotlib ``Axes``.
+    Retrieval arrows go from the concrete top-1 position on one input ``X`` (shape ``(T, d)``, e.g. one
+    sample of ``prop.tree.sample_inputs``) to the query token, one colour per head; global aggregation
+    is a grey fan from every token; specific-position aggregation is a dashed fan from the positions
+    ``P``. Returns the matplotlib ``Axes``.
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    prop = propagation if propagation is not None else propagate(target, arch, seq_len)
-    T, L = seq_len, arch.n_layers
-    if X is None:
-        X = target.sample_inputs(1, T, np.random.default_rng(seed))[0]
+    target, arch = prop.tree, prop.arch
+    T, L = prop.seq_len, arch.n_layers
     X = np.asarray(X, dtype=np.float64)
     if X.shape != (T, target.input_dim):
         raise ValueError(f"X must have shape (seq_len, d) = {(T, target.input_dim)}, got {X.shape}")

@@ -1,6 +1,6 @@
 """Key numbers of a notebook run, written atomically to ``build/results/<profile>/<notebook>.json``.
 
-Notebooks call :func:`record`; the runner (:mod:`transformer_theory.runner`) tells the kernel where
+Notebooks call :func:`record`; the runner (:mod:`transformer_theory.pipeline.runner`) tells the kernel where
 to write through the environment variable :data:`RESULTS_ENV` and completes the file with the
 run's provenance (parameters, seed, versions, commit, wall time, status) when papermill finishes.
 """
@@ -80,7 +80,8 @@ def record(name: str, value: Any) -> Any:
 
     Inside a run started by ``python -m transformer_theory run`` the value is added to the run's
     results JSON at once (atomically); in an interactive session it is only kept in memory
-    (see :func:`recorded`).
+    (see :func:`recorded`). Each call rewrites the whole file: meant for a chapter's key numbers, not for
+    long metric histories (training runs keep those in the run store of :mod:`transformer_theory.training`).
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"record: name must be a non-empty string, got {name!r}")
