@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 import nbformat
@@ -60,6 +61,18 @@ def test_exactly_one_parameters_cell(path) -> None:
     nb = nbformat.read(path, as_version=4)
     assert len(parameters_cells(nb)) == 1
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_papermill_reads_every_parameter(path, caplog) -> None:
+    """papermill parses each line of the parameters cell itself (to name the parameters it injects); a line it
+    cannot parse (a comment holding '=' or quotes) is reported as an unknown parameter at every run."""
+    import papermill
+
+    with caplog.at_level(logging.WARNING, logger="papermill"):
+        names = set(papermill.inspect_notebook(str(path)))
+    assert not [r.getMessage() for r in caplog.records if "Unable to parse" in r.getMessage()]
+    assert names == set(notebook_parameters(path))
 
 
 @pytest.mark.parametrize("profile", PROFILES)

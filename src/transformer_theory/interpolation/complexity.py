@@ -11,13 +11,13 @@ from transformer_theory.interpolation.construction import (build_interpolator, c
                                                            paper_num_blocks)
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.hausdorff import hausdorff, verify
-from transformer_theory.interpolation.resnet import build_hat_resnet, resnet_parameter_count
+from transformer_theory.interpolation.resnet import build_hat_resnet
 
 
 def measure(dataset: SequenceDataset, seed: int = 0, resnet: bool = True) -> dict:
     """Counts of both constructions on ``dataset`` (blocks, the paper's depth, structured and dense parameters,
-    the most structured parameters in one block, this project's bound L·(11d + 7), max error), and of the hat
-    ResNet (parameters, max error) if ``resnet``."""
+    the most structured parameters in one block, this project's bound L·(11d + 7), the largest weight, τ* for
+    softmax, max error), and of the hat ResNet (dense and structured parameters, max error) if ``resnet``."""
     row: dict = {"N": dataset.N, "M": dataset.total_output_length, "n_max": max(dataset.input_lengths), "d": dataset.d}
     for attention in ATTENTIONS:
         model = build_interpolator(dataset, attention=attention, seed=seed)
@@ -27,11 +27,15 @@ def measure(dataset: SequenceDataset, seed: int = 0, resnet: bool = True) -> dic
         row[f"{attention}_dense_params"] = model.num_parameters(structured=False)
         row[f"{attention}_max_block_params"] = max(
             b.ff.num_parameters() + b.sa.num_parameters(dataset.d) for b in model.blocks)
+        row[f"{attention}_max_abs_weight"] = model.parameter_norms()["max_abs"]
         row[f"{attention}_bound"] = construction_parameter_bound(dataset.output_lengths, dataset.d, attention)
         row[f"{attention}_error"] = float(verify(model, dataset).max())
+        if attention == "softmax":
+            row["tau_star"] = model.temperature_threshold
     if resnet:
         pairs = list(zip(dataset.inputs, dataset.targets))
         net = build_hat_resnet(pairs, seed=seed)
-        row["resnet_params"] = resnet_parameter_count(pairs)
-        row["resnet_error"] = max(float(hausdorff(net(x, len(y)), y)) for x, y in pairs)
+        row["resnet_params"] = net.num_parameters()
+        row["resnet_structured_params"] = net.num_parameters(structured=True)
+        row["resnet_error"] = max(float(hausdorff(net(x), y)) for x, y in pairs)
     return row

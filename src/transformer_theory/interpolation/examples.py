@@ -25,13 +25,19 @@ ADVERSARIAL = ("sharing + nesting", "single tokens", "near duplicates")
 
 
 def toy_dataset() -> SequenceDataset:
-    """Figs. 5, 6, 9: blue circles (n=5, m=1), green stars (n=4, m=2), orange triangles (n=3, m=1)."""
+    """Figs. 5, 6, 9 of Paper A: sky-blue circles (n=5, m=1), green stars (n=4, m=2), orange triangles (n=3, m=1).
+
+    Coordinates decoded from the official figure files (they lie on a 0.05 grid; Figs. 5(a), 6(a) and 9(a)
+    agree): sequence 2's second token is (0.4, −0.05). Sequence 2's second target was placed by hand in the
+    drawing (a copy of the (−2, 0) marker moved to about (−0.56, −2.05)): no exact value exists, so
+    (−0.56, −2.05) is our choice.
+    """
     inputs = [
         [(0, 1.5), (0, 0.25), (0, -0.25), (-1, -0.75), (1.25, -0.5)],
-        [(0, 1.5), (0.4, 0), (-1, -0.75), (1.25, -0.5)],
+        [(0, 1.5), (0.4, -0.05), (-1, -0.75), (1.25, -0.5)],
         [(-1.5, 1.25), (1, 0.75), (0, 0.25)],
     ]
-    targets = [[(2, 2)], [(-2, 0), (-0.57, -2.05)], [(2, -2)]]
+    targets = [[(2, 2)], [(-2, 0), (-0.56, -2.05)], [(2, -2)]]
     return SequenceDataset(inputs, targets)
 
 

@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, Arithmetic
+from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, Arithmetic, to_float
 from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.feed_forward import FeedForwardLayer
 from transformer_theory.interpolation.segments import Segments
@@ -80,6 +80,20 @@ class Transformer:
             return sum(b.ff.num_parameters(True) + b.sa.num_parameters(self.d, True) for b in self.blocks)
         w, d = self.max_width, self.d
         return self.num_blocks * ((1 + 2 * d * w + w) + (1 + 2 * d * d))
+
+    def parameter_norms(self) -> dict[str, float]:
+        """Sizes of the weights as dense arrays (η, W, U, b; ρ, V, A of every non-identity layer): the largest
+        absolute entry and the Euclidean norm of all of them. Paper A's counts do not depend on the input lengths;
+        these do (a hat that isolates one of many close tokens needs slopes of order 1/gap)."""
+        arrays = []
+        for block in self.blocks:
+            if not block.ff.is_identity:
+                arrays += [np.atleast_1d(to_float(a)).ravel() for a in (block.ff.eta, block.ff.W, block.ff.U, block.ff.b)]
+            if not block.sa.is_identity:
+                V, A = block.sa.matrices(self.d)
+                arrays += [np.atleast_1d(to_float(a)).ravel() for a in (block.sa.rho, V, A)]
+        flat = np.concatenate(arrays) if arrays else np.zeros(1)
+        return {"max_abs": float(np.abs(flat).max()), "l2": float(np.linalg.norm(flat))}
 
     def _stack(self, sequences: Sequence[np.ndarray]) -> tuple[np.ndarray, Segments]:
         arrays = [self.backend.asarray(x) for x in sequences]

@@ -42,6 +42,8 @@ __all__ = [
     "squared_norm",
     "hausdorff_to_singleton_loss",
     "train_tikhonov",
+    "StageResult",
+    "tikhonov_bound",
     "epsilon_sweep",
     "Experiment",
     "run_experiments",
@@ -254,6 +256,38 @@ def train_tikhonov(
     return losses
 
 
+@dataclass(frozen=True)
+class StageResult:
+    """One ε of a sweep: the per-epoch data-term losses, and the data term and ‖θ‖² of the parameters the
+    stage ended with (after its last step)."""
+
+    eps: float
+    losses: np.ndarray
+    final_loss: float
+    final_sq_norm: float
+
+    @property
+    def min_loss(self) -> float:
+        return float(self.losses.min())
+
+    @property
+    def objective(self) -> float:
+        """``J(θ) = L(θ) + (ε/2)‖θ‖²`` at the final parameters: the objective ``Adam(weight_decay=ε)`` minimises."""
+        return self.final_loss + self.eps / 2 * self.final_sq_norm
+
+    def certifies_not_global(self, theta_star_sq_norm: float) -> bool:
+        """``J(θ) > (ε/2)‖θ*‖² = J(θ*)``: then θ is provably not a global minimiser of J (see
+        :func:`tikhonov_bound`)."""
+        return self.objective > tikhonov_bound(self.eps, theta_star_sq_norm)
+
+
+def tikhonov_bound(eps: float, theta_star_sq_norm: float) -> float:
+    """``(ε/2)‖θ*‖²``: an upper bound on ``L(θ_ε) ≤ J(θ_ε) ≤ J(θ*)`` for every global minimiser θ_ε of
+    ``J = L + (ε/2)‖θ‖²`` when ``L(θ*) = 0`` (Paper A §6, statement reconstructed). The official figure's
+    threshold line ε‖θ*‖² is twice this bound."""
+    return eps / 2 * theta_star_sq_norm
+
+
 def epsilon_sweep(
     model: nn.Module,
     inputs: torch.Tensor,
@@ -263,21 +297,23 @@ def epsilon_sweep(
     lr: float = 1e-3,
     frozen: Mapping[str, float] | None = None,
     progress: bool = True,
-) -> tuple[np.ndarray, list[np.ndarray]]:
+) -> list[StageResult]:
     """Fig. 1b protocol (``tikhonovEpsilon.py``): train the *same* model successively (warm start).
 
-    For each ε (with its number of epochs) run :func:`train_tikhonov` and keep the minimum of its
-    per-epoch losses. Returns (min losses, list of loss curves).
+    For each ε (with its number of epochs) run :func:`train_tikhonov`; each stage records its loss curve and
+    the data term and squared norm of the parameters it ends with.
     """
     if len(eps_list) != len(epochs_list) or len(eps_list) == 0:
         raise ValueError(
             f"eps_list and epochs_list must be non-empty and of equal length, got {len(eps_list)} and {len(epochs_list)}"
         )
-    curves = [
-        train_tikhonov(model, inputs, targets, eps, epochs, lr=lr, frozen=frozen, progress=progress)
-        for eps, epochs in zip(eps_list, epochs_list)
-    ]
-    return np.array([c.min() for c in curves]), curves
+    stages = []
+    for eps, epochs in zip(eps_list, epochs_list):
+        losses = train_tikhonov(model, inputs, targets, eps, epochs, lr=lr, frozen=frozen, progress=progress)
+        with torch.no_grad():
+            final = hausdorff_to_singleton_loss(model(inputs), targets).item()
+        stages.append(StageResult(float(eps), losses, final, squared_norm(model)))
+    return stages
 
 
 @dataclass
@@ -291,20 +327,20 @@ class Experiment:
     frozen: Mapping[str, float] | None = None
 
 
-def _run_experiment(experiment: Experiment, N: int, d: int, n: int, seed: int) -> tuple[list[np.ndarray], float]:
+def _run_experiment(experiment: Experiment, N: int, d: int, n: int, seed: int) -> tuple[list[StageResult], float]:
     torch.set_num_threads(1)  # tiny tensors: one thread per run, one run per core
     data, model = setup_experiment(N=N, d=d, n=n, seed=seed)
     start = time.perf_counter()
-    _, curves = epsilon_sweep(
+    stages = epsilon_sweep(
         model, data.inputs, data.targets, experiment.eps, experiment.epochs, frozen=experiment.frozen, progress=False
     )
-    return curves, time.perf_counter() - start
+    return stages, time.perf_counter() - start
 
 
 def run_experiments(
     experiments: Sequence[Experiment], N: int = 10, d: int = 16, n: int = 100, seed: int = 0, jobs: int = 2
-) -> dict[str, tuple[list[np.ndarray], float]]:
-    """Run independent experiments in ``jobs`` processes (longest first); name -> (loss curves, seconds).
+) -> dict[str, tuple[list[StageResult], float]]:
+    """Run independent experiments in ``jobs`` processes (longest first); name -> (stages, seconds).
 
     Each run seeds its own data and model, so the results do not depend on ``jobs`` or on the order.
     """

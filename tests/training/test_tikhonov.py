@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from transformer_theory.training.tikhonov import (
+    StageResult,
     TikhonovTransformer,
     epsilon_sweep,
     exact_interpolant,
@@ -19,6 +20,7 @@ from transformer_theory.training.tikhonov import (
     hausdorff_to_singleton_loss,
     setup_experiment,
     squared_norm,
+    tikhonov_bound,
     train_tikhonov,
 )
 
@@ -149,10 +151,17 @@ def test_epsilon_sweep_warm_starts_the_same_model():
     eps_list, epochs_list = [1e-1, 1e-2], [30, 40]
     data, model = setup_experiment(**SMALL, dtype=torch.float64)
     twin = copy.deepcopy(model)
-    mins, curves = epsilon_sweep(model, data.inputs, data.targets, eps_list, epochs_list, progress=False)
-    expected = [train_tikhonov(twin, data.inputs, data.targets, e, k, progress=False) for e, k in zip(eps_list, epochs_list)]
-    assert [len(c) for c in curves] == epochs_list
-    np.testing.assert_array_equal(mins, [c.min() for c in expected])
+    stages = epsilon_sweep(model, data.inputs, data.targets, eps_list, epochs_list, progress=False)
+    expected = []
+    for e, k in zip(eps_list, epochs_list):
+        curve = train_tikhonov(twin, data.inputs, data.targets, e, k, progress=False)
+        with torch.no_grad():
+            final = hausdorff_to_singleton_loss(twin(data.inputs), data.targets).item()
+        expected.append((curve, final, float(sum((p.detach().double() ** 2).sum() for p in twin.parameters()))))
+    assert [len(st.losses) for st in stages] == epochs_list
+    for st, (curve, final, sq_norm) in zip(stages, expected):
+        np.testing.assert_array_equal(st.losses, curve)
+        assert st.min_loss == curve.min() and st.final_loss == final and st.final_sq_norm == pytest.approx(sq_norm, rel=1e-12)
     with pytest.raises(ValueError, match="equal length"):
         epsilon_sweep(model, data.inputs, data.targets, [1e-1, 1e-2], [10], progress=False)
 
@@ -210,8 +219,26 @@ def test_parallel_runs_equal_serial_runs() -> None:
     )
     torch.set_num_threads(1)
     data, model = setup_experiment(N=4, d=6, n=8, seed=3)
-    _, curves = epsilon_sweep(model, data.inputs, data.targets, [0.1, 0.01], [40, 20], progress=False)
-    assert all(np.array_equal(a, b) for a, b in zip(curves, runs["b"][0]))
+    stages = epsilon_sweep(model, data.inputs, data.targets, [0.1, 0.01], [40, 20], progress=False)
+    assert all(np.array_equal(a.losses, b.losses) for a, b in zip(stages, runs["b"][0]))
     assert len(runs["frozen"][0]) == 1 and runs["frozen"][1] > 0
     with pytest.raises(ValueError, match="must be distinct"):
         run_experiments([Experiment("x", [0.1], [1]), Experiment("x", [0.1], [1])])
+
+
+def test_the_certificate_separates_an_interpolant_from_an_untrained_model() -> None:
+    """J(θ) > (ε/2)‖θ*‖² proves θ is no global minimiser: false at θ* itself, true at the initialisation."""
+    data, model = setup_experiment(**SMALL, dtype=torch.float64)
+    theta_star = exact_interpolant(data)
+    norm2 = squared_norm(theta_star)
+    with torch.no_grad():
+        init_loss = hausdorff_to_singleton_loss(model(data.inputs), data.targets).item()
+    init = StageResult(1e-2, np.array([init_loss]), init_loss, squared_norm(model))
+    model.load_state_dict(theta_star)
+    with torch.no_grad():
+        star_loss = hausdorff_to_singleton_loss(model(data.inputs), data.targets).item()
+    at_star = StageResult(1e-2, np.array([star_loss]), star_loss, squared_norm(model))
+    assert star_loss <= 1e-24 and at_star.final_sq_norm == pytest.approx(norm2, rel=1e-15)
+    assert tikhonov_bound(1e-2, norm2) == pytest.approx(1e-2 / 2 * norm2)
+    assert at_star.objective == pytest.approx(tikhonov_bound(1e-2, norm2)) and not at_star.certifies_not_global(norm2)
+    assert init.objective > init_loss > 0 and init.certifies_not_global(norm2)
