@@ -71,7 +71,7 @@ def run_it_yourself(notebook: str, main: Sequence[str]) -> Markdown:
         changed = [f"`{k}={_compact(v)}`" for k, v in spec.parameters.items() if v != spec.defaults[k]]
         rows.append({"profile": f"`{profile}`" + (" (default)" if profile == DEFAULT_PROFILE else ""),
                      "sets": ", ".join(changed) or "nothing: the defaults",
-                     "one run took": _duration(measured_seconds(spec))})
+                     "time": _duration(measured_seconds(spec))})
     return Markdown("\n".join([
         f"````{{admonition}} {TITLE}",
         ":class: tip",

@@ -3,7 +3,8 @@
 Every math element is typeset by the offline MathJax, with no error node and no doubled backslash in its TeX;
 the text outside code shows no raw Markdown or TeX (TeX delimiters, table rows, ``**bold**``, ``$…$``); every
 image loaded; no console errors; every internal link (and its #anchor) resolves; every chapter ends with its
-"Run it yourself" box. A full-page screenshot of each page goes to build/screenshots/.
+"Run it yourself" box; no page cites the project's internal notes. A full-page screenshot of each page goes to
+build/screenshots/.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ RAW_MARKUP = {
 }
 #: ``\\rho`` in TeX is a line break followed by "rho": a backslash doubled in the source.
 DOUBLED_BACKSLASH = re.compile(r"\\\\[A-Za-z]")
+#: The project's internal notes, which the book must not cite (code included: readers see it too).
+INTERNAL_REFERENCE = re.compile(r"seed summar|spec §|\[INF\]|shared/", re.IGNORECASE)
 
 TEXT_OUTSIDE_CODE = """root => {
     const skip = "pre, code, kbd, samp, script, style, textarea, mjx-container";
@@ -69,6 +72,7 @@ class RenderedPage:
     math_errors: list[str]
     tex_sources: list[str]
     texts: list[str]
+    main_text: str
     broken_images: list[str]
     links: list[str]
     last_cell_box: str | None
@@ -112,6 +116,7 @@ def _visit(browser, url: str, page_path: str) -> RenderedPage:
         ),
         tex_sources=tex_sources,
         texts=page.locator("main").evaluate(TEXT_OUTSIDE_CODE),
+        main_text=page.inner_text("main"),
         broken_images=page.evaluate(
             "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
         ),
@@ -163,6 +168,12 @@ def test_no_raw_markup_outside_code(page_path: str, rendered) -> None:
     found = raw_markup(page.texts)
     examples = [t.strip()[:80] for t in page.texts if any(p.search(t) for p in RAW_MARKUP.values())]
     assert not found, f"{page_path}: raw markup {dict(found)}, e.g. {examples[:3]}"
+
+
+@pytest.mark.parametrize("page_path", CONTENT_PAGES)
+def test_no_internal_references(page_path: str, rendered) -> None:
+    cited = INTERNAL_REFERENCE.findall(rendered(page_path).main_text)
+    assert not cited, f"{page_path}: cites the project's internal notes: {cited}"
 
 
 @pytest.mark.parametrize("page_path", CONTENT_PAGES)
