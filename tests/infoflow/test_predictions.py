@@ -106,11 +106,12 @@ def test_gamma_and_cost():
 
 
 def test_prediction_table_agrees_with_every_paper_observation():
-    from transformer_theory.infoflow.reference import prediction_table, to_markdown
+    from transformer_theory.infoflow.reference import prediction_table
+    from transformer_theory.tables import markdown_table
 
     rows = prediction_table(eps=1e-3)
     judged = [r for r in rows if r["agrees"] is not None]
     assert len(judged) == len(rows) - 1 and all(r["agrees"] for r in judged)
     (nope,) = [r for r in rows if r["agrees"] is None]
     assert nope["predicted"] == "not representable" and "positional=True" in nope["bottleneck"]
-    assert to_markdown(rows).count("\n") == len(rows) + 1
+    assert markdown_table(rows).count("\n") == len(rows) + 1

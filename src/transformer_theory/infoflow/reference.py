@@ -118,22 +118,3 @@ def prediction_table(eps: float = 1e-3, gamma: float = 1.0) -> list[dict[str, An
         out.append(row)
     return out
 
-
-def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
-    """A Markdown table of ``rows`` (for ``IPython.display.Markdown``)."""
-    columns = columns or list(rows[0])
-
-    def fmt(v: Any) -> str:
-        if v is None:
-            return "n/a"
-        if isinstance(v, bool):
-            return "yes" if v else "no"
-        if isinstance(v, list):
-            return "(" + ",".join(str(x) for x in v) + ")"
-        if isinstance(v, float):
-            return f"{v:.3g}"
-        return str(v).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(fmt(r[c]) for c in columns) + " |" for r in rows]
-    return "\n".join(lines)

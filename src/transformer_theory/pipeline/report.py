@@ -7,6 +7,7 @@ from pathlib import Path
 from transformer_theory.pipeline.notebooks import list_notebooks
 from transformer_theory.pipeline.paths import build_dir
 from transformer_theory.pipeline.results import read_results
+from transformer_theory.tables import markdown_table
 
 
 def reproducibility_page(profile: str) -> str:
@@ -15,7 +16,8 @@ def reproducibility_page(profile: str) -> str:
     for path in list_notebooks():
         data = read_results(build_dir() / "results" / profile / f"{path.stem}.json")
         if data is None:
-            rows.append(f"| {path.stem} | {profile} | not run | | | |")
+            rows.append({"notebook": path.stem, "profile": profile, "status": "not run", "wall time (s)": "",
+                         "seed": "", "commit": ""})
             continue
         versions = versions or data.get("versions", {})
         platform_line = platform_line or data.get("platform", "")
@@ -23,10 +25,9 @@ def reproducibility_page(profile: str) -> str:
         commit = (git.get("commit") or "unknown")[:7] + ("+" if git.get("dirty") else "")
         wall = data.get("wall_time_s")
         wall_text = f"{wall:.1f}" if isinstance(wall, (int, float)) else "?"
-        rows.append(
-            f"| [{path.stem}](notebooks/{path.stem}.ipynb) | {data.get('profile', profile)} | {data.get('status', '?')} "
-            f"| {wall_text} | {data.get('seed')} | `{commit}` |"
-        )
+        rows.append({"notebook": f"[{path.stem}](notebooks/{path.stem}.ipynb)", "profile": data.get("profile", profile),
+                     "status": data.get("status", "?"), "wall time (s)": wall_text, "seed": data.get("seed"),
+                     "commit": f"`{commit}`"})
     lines = [
         "# Reproducibility",
         "",
@@ -41,17 +42,14 @@ def reproducibility_page(profile: str) -> str:
         "To rerun one chapter with your own parameters: "
         "`python -m transformer_theory run NOTEBOOK --profile PROFILE -p NAME VALUE`.",
         "",
-        "| notebook | profile | status | wall time (s) | seed | commit |",
-        "|---|---|---|---|---|---|",
-        *rows,
+        markdown_table(rows),
         "",
         "## Environment",
         "",
         f"Platform: `{platform_line or 'unknown'}`",
         "",
-        "| package | version |",
-        "|---|---|",
-        *[f"| {name} | {version} |" for name, version in versions.items()],
+        markdown_table([{"package": name, "version": version} for name, version in versions.items()],
+                       ["package", "version"]),
         "",
     ]
     return "\n".join(lines)

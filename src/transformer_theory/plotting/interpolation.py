@@ -123,14 +123,18 @@ def plot_lemma_panels(panels: Sequence[dict]) -> plt.Figure:
 
 
 def plot_stages(states: dict[str, list[np.ndarray]], targets: Sequence[np.ndarray]) -> plt.Figure:
-    """Fig. 5: the dataset at the input and after separation, leader selection, collapse and
-    interpolation (``states`` from :meth:`Transformer.stage_states`; targets as diamonds; one panel per stage)."""
-    fig, axes = plt.subplots(1, len(states), figsize=(3.2 * len(states), 3.4))
-    for ax, (name, seqs) in zip(np.atleast_1d(axes), states.items()):
+    """Fig. 5: the dataset at the input and after separation, leader selection, collapse and interpolation
+    (``states`` from :meth:`Transformer.stage_states`; targets as diamonds; one panel per stage, three a row)."""
+    ncols = min(3, len(states))  # at most three panels a row, so that they stay legible at the book's width
+    nrows = -(-len(states) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.5 * nrows), squeeze=False)
+    for ax, (name, seqs) in zip(axes.flat, states.items()):
         draw_tokens(ax, seqs, targets if name in ("input", "interpolation") else None)
         ax.set_title(name.replace("_", " "))
         ax.set_aspect("equal", adjustable="datalim")
-    np.atleast_1d(axes)[0].legend(loc="best")
+    for ax in axes.flat[len(states):]:
+        ax.remove()
+    axes[0, 0].legend(loc="best")
     fig.tight_layout()
     return fig
 
@@ -207,10 +211,3 @@ def plot_trajectories(model: Transformer, dataset: SequenceDataset, ax: plt.Axes
     ax.set_title("token trajectories through the blocks")
     return ax.figure
 
-
-def markdown_table(rows: Sequence[dict]) -> str:
-    """A list of dicts (same keys) as a Markdown table."""
-    keys = list(rows[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
-    return "\n".join(lines)
