@@ -21,6 +21,14 @@ def list_notebooks() -> list[Path]:
     return sorted(p for p in notebooks_dir().glob("*.ipynb") if NOTEBOOK_PATTERN.match(p.name))
 
 
+def unknown_notebook(name: str, where: str = "") -> ValueError:
+    """The error for a name that is no chapter: ``where`` prefixes it, the closest chapter is suggested."""
+    valid = [p.stem for p in list_notebooks()]
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return ValueError(f"{where}unknown notebook '{name}'.{hint} Valid notebooks: {', '.join(valid) or '(none)'}")
+
+
 def resolve_notebook(name: str) -> Path:
     """Map ``00_overview``, ``00_overview.ipynb`` or a path to an existing notebook file.
 
@@ -33,10 +41,7 @@ def resolve_notebook(name: str) -> Path:
     for path in list_notebooks():
         if path.stem == stem:
             return path
-    valid = [p.stem for p in list_notebooks()]
-    close = difflib.get_close_matches(stem, valid, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    raise ValueError(f"unknown notebook '{name}'.{hint} Valid notebooks: {', '.join(valid) or '(none)'}")
+    raise unknown_notebook(name)
 
 
 def parameters_cells(nb: nbformat.NotebookNode) -> list[int]:
