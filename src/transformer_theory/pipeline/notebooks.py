@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -30,18 +31,34 @@ def unknown_notebook(name: str, where: str = "") -> ValueError:
 
 
 def resolve_notebook(name: str) -> Path:
-    """Map ``00_overview``, ``00_overview.ipynb`` or a path to an existing notebook file.
+    """Map ``00_overview``, ``00_overview.ipynb`` or a path to an existing notebook file (resolved).
 
-    Raises ``ValueError`` listing the valid names when nothing matches.
+    A name with a folder in it (``dir/x.ipynb``, ``./x.ipynb``) is a path and must exist; a bare name is a
+    chapter, or a notebook file of that name in the working directory. ``ValueError`` otherwise.
     """
     candidate = Path(name)
     if candidate.suffix == ".ipynb" and candidate.is_file():
         return candidate.resolve()
+    if candidate.name != name:
+        raise ValueError(f"notebook file {name} does not exist")
     stem = candidate.name.removesuffix(".ipynb")
     for path in list_notebooks():
         if path.stem == stem:
-            return path
+            return path.resolve()
     raise unknown_notebook(name)
+
+
+def notebook_key(path: Path) -> str:
+    """Where a notebook's results are kept, relative to ``build/<kind>/<profile>/``.
+
+    A chapter's key is its stem (``00_overview``). Any other notebook, run by path, is keyed by its resolved
+    path, ``by-path/<stem>-<8 hex digits>``, so it never overwrites a chapter's results (nor another
+    notebook's of the same name).
+    """
+    path = path.resolve()
+    if any(path == chapter.resolve() for chapter in list_notebooks()):
+        return path.stem
+    return f"by-path/{path.stem}-{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
 
 
 def parameters_cells(nb: nbformat.NotebookNode) -> list[int]:

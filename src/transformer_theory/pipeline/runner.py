@@ -1,7 +1,8 @@
-"""Run one notebook with papermill under a profile, after checking every parameter first.
+"""Run one notebook with papermill under a profile, after checking every parameter and path first.
 
-The executed notebook goes to ``build/executed/<profile>/<notebook>.ipynb`` and its results JSON to
-``build/results/<profile>/<notebook>.json`` (values recorded by the notebook plus provenance).
+A chapter's executed notebook goes to ``build/executed/<profile>/<notebook>.ipynb`` and its results JSON to
+``build/results/<profile>/<notebook>.json`` (values recorded by the notebook plus provenance); a notebook
+run by path is kept under ``by-path/`` (see :func:`~.notebooks.notebook_key`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from transformer_theory.pipeline.notebooks import notebook_parameters, resolve_notebook
+from transformer_theory.pipeline.notebooks import notebook_key, notebook_parameters, resolve_notebook
 from transformer_theory.pipeline.parameters import check_parameters
-from transformer_theory.pipeline.paths import build_dir
+from transformer_theory.pipeline.paths import build_dir, check_writable_file
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.pipeline.provenance import config_hash, environment
 from transformer_theory.pipeline.results import RESULTS_ENV, read_results, write_json_atomic
@@ -26,12 +27,13 @@ from transformer_theory.pipeline.results import RESULTS_ENV, read_results, write
 class RunSpec:
     """A validated run: which notebook, under which profile, with which parameters, written where."""
 
-    path: Path
+    path: Path  # the notebook, resolved
     profile: str
     parameters: dict[str, Any]  # profile values, then command-line overrides (checked, coerced)
     defaults: dict[str, Any]
     output: Path
     results: Path
+    key: str  # where its results are kept (notebooks.notebook_key)
     overrides: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -40,7 +42,7 @@ class RunSpec:
 
     @property
     def config_hash(self) -> str:
-        return config_hash(self.name, {**self.defaults, **self.parameters})
+        return config_hash(self.key, {**self.defaults, **self.parameters})
 
 
 def prepare_run(
@@ -50,16 +52,25 @@ def prepare_run(
     output: str | Path | None = None,
     results: str | Path | None = None,
 ) -> RunSpec:
-    """Resolve and validate everything about a run; raises ``ValueError`` before anything executes."""
+    """Resolve and validate everything about a run; raises ``ValueError`` before anything executes.
+
+    ``output`` must be a writable ``.ipynb`` path other than the notebook itself; unless ``results`` is
+    given, the results JSON goes beside it.
+    """
     profile_map = load_profile(profile)
     path = resolve_notebook(notebook)
+    key = notebook_key(path)
     defaults = notebook_parameters(path)
     from_profile = check_parameters(path.stem, defaults, profile_map.get(path.stem, {}), source=f"params/{profile}.yaml")
     from_cli = check_parameters(path.stem, defaults, overrides or {}, source="-p")
     if results is None:  # a custom output keeps its results JSON beside it
-        results = Path(output).with_suffix(".json") if output else build_dir() / "results" / profile / f"{path.stem}.json"
-    output = Path(output) if output else build_dir() / "executed" / profile / f"{path.stem}.ipynb"
-    return RunSpec(path, profile, {**from_profile, **from_cli}, defaults, output, Path(results), dict(from_cli))
+        results = Path(output).with_suffix(".json") if output else build_dir() / "results" / profile / f"{key}.json"
+    output = Path(output) if output else build_dir() / "executed" / profile / f"{key}.ipynb"
+    check_writable_file(output, "--output", ".ipynb")
+    check_writable_file(results, "results file", ".json")
+    if output.resolve() == path:
+        raise ValueError(f"--output {output} is the notebook being run: papermill would overwrite it")
+    return RunSpec(path, profile, {**from_profile, **from_cli}, defaults, output, Path(results), key, dict(from_cli))
 
 
 def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
@@ -72,6 +83,7 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
     effective = {**spec.defaults, **spec.parameters}
     header = {
         "notebook": spec.name,
+        "source": str(spec.path),
         "profile": spec.profile,
         "parameters": effective,
         "overrides": spec.overrides,

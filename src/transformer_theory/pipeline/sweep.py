@@ -15,7 +15,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from transformer_theory.pipeline.paths import build_dir
+from transformer_theory.pipeline.paths import build_dir, check_writable_folder
 from transformer_theory.pipeline.results import read_results
 from transformer_theory.pipeline.runner import RunSpec, execute, prepare_run
 
@@ -65,8 +65,8 @@ def run_sweep(
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
     if not grid:
         raise ValueError("a sweep needs at least one '-p NAME v1,v2,...'")
-    stem = prepare_run(notebook, profile).name
-    folder = Path(out_dir) if out_dir else build_dir() / "sweeps" / profile / stem
+    first = prepare_run(notebook, profile)
+    folder = check_writable_folder(Path(out_dir) if out_dir else build_dir() / "sweeps" / profile / first.key, "--output")
     specs = {}
     for point in grid_points(grid):
         label = point_name(point)
@@ -79,7 +79,7 @@ def run_sweep(
         else:
             todo[label] = spec
     with ProcessPoolExecutor(max_workers=jobs) as pool, tqdm(
-        total=len(todo), desc=f"sweep {stem}", disable=not progress or not todo
+        total=len(todo), desc=f"sweep {first.name}", disable=not progress or not todo
     ) as bar:
         futures = {pool.submit(execute, spec): label for label, spec in todo.items()}
         for future in as_completed(futures):
