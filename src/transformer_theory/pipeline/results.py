@@ -66,6 +66,12 @@ def write_json_atomic(path: str | os.PathLike, data: dict) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def partial_path(path: str | os.PathLike) -> Path:
+    """Where a run writes ``path`` until it has finished (``<path>.partial``); see the runner."""
+    path = Path(path)
+    return path.with_name(path.name + ".partial")
+
+
 def read_results(path: str | os.PathLike) -> dict | None:
     """The results stored at ``path``, or ``None`` if the file is missing or not a valid results file.
 
