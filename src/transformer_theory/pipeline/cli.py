@@ -74,9 +74,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from transformer_theory.pipeline.sweep import run_sweep
+    from transformer_theory.pipeline.sweep import SweepInterrupted, run_sweep
 
-    report = run_sweep(args.notebook, _pairs(args.parameter, parse_list), args.profile, args.jobs, args.output)
+    try:
+        report = run_sweep(args.notebook, _pairs(args.parameter, parse_list), args.profile, args.jobs, args.output)
+    except SweepInterrupted as exc:
+        report = exc.report
+        print(f"sweep interrupted: {len(report.done)} run, {len(report.interrupted)} interrupted (records marked "
+              f"'interrupted'), {len(report.cancelled)} cancelled; rerun the same command to resume", file=sys.stderr)
+        for label in report.interrupted:
+            print(f"  interrupted {label}", file=sys.stderr)
+        raise Interrupted(exc.signum) from None
     print(f"sweep: {len(report.done)} run, {len(report.skipped)} skipped (already done), {len(report.failed)} failed")
     for label in report.skipped:
         print(f"  skipped {label}")

@@ -43,6 +43,14 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def worker_initializer(parent: int) -> None:
+    """Set up a sweep worker: it dies with ``parent``, ignores Ctrl-C (the parent stops it), and SIGTERM
+    kills it (a forked worker inherits the parent's handlers)."""
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def guarded_command(command: list[str]) -> list[str]:
     """``command`` started through this module, so that it dies with the calling process."""
     return [sys.executable, "-m", __name__, str(os.getpid()), *command]
