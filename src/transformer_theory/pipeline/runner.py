@@ -127,6 +127,7 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
             "values": {},
         }
         write_json_atomic(partial_record, header)
+        partial_notebook.unlink(missing_ok=True)  # left by an interrupted run: never move it into place
         spec.output.parent.mkdir(parents=True, exist_ok=True)
         previous = os.environ.get(RESULTS_ENV)
         os.environ[RESULTS_ENV] = str(partial_record.resolve())
