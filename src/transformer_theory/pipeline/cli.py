@@ -3,6 +3,9 @@
 ``run`` executes one notebook under a profile with checked overrides; ``sweep`` runs a grid of
 overrides in parallel and resumes where an interrupted sweep stopped; ``list`` shows the notebooks
 and their parameters; ``report`` writes the book's reproducibility page.
+
+Exit status: 0, 1 (a run or point failed), 2 (bad arguments, refused before anything ran),
+128 + the signal when stopped by Ctrl-C (130) or SIGTERM (143).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, Sequence
 
 from transformer_theory.pipeline.notebooks import list_notebooks, notebook_parameters
 from transformer_theory.pipeline.parameters import parse_list, parse_value
+from transformer_theory.pipeline.processes import Interrupted, signals_raise
 from transformer_theory.pipeline.profiles import DEFAULT_PROFILE, PROFILES
 
 
@@ -50,46 +54,74 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _run(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.results import partial_path
+    from transformer_theory.pipeline.runner import execute, prepare_run
+
+    spec = prepare_run(args.notebook, args.profile, _pairs(args.parameter, parse_value), output=args.output)
+    print(f"running {spec.name} [{spec.profile}] {spec.parameters or ''}", flush=True)
     try:
-        if args.command == "list":
-            for path in list_notebooks():
-                params = notebook_parameters(path)
-                print(path.stem)
-                for name, default in params.items():
-                    print(f"    {name} = {default!r}  ({type(default).__name__})")
-            return 0
-        if args.command == "report":
-            from transformer_theory.pipeline.profiles import load_profile
-            from transformer_theory.pipeline.report import write_reproducibility_page
+        result = execute(spec)
+    except Interrupted:
+        print(f"interrupted: the previous results (if any) are kept in {spec.results}; "
+              f"this run's partial record is {partial_path(spec.results)}", file=sys.stderr)
+        raise
+    print(f"{result['status']}: {spec.output} ({result['wall_time_s']:.1f} s); results {spec.results}")
+    if result["status"] != "ok":
+        print(result["error"], file=sys.stderr)
+        return 1
+    return 0
 
-            load_profile(args.profile)
-            print(write_reproducibility_page(args.profile, args.output))
-            return 0
-        if args.command == "run":
-            from transformer_theory.pipeline.runner import execute, prepare_run
 
-            spec = prepare_run(args.notebook, args.profile, _pairs(args.parameter, parse_value), output=args.output)
-            print(f"running {spec.name} [{spec.profile}] {spec.parameters or ''}", flush=True)
-            result = execute(spec)
-            print(f"{result['status']}: {spec.output} ({result['wall_time_s']:.1f} s); results {spec.results}")
-            if result["status"] != "ok":
-                print(result["error"], file=sys.stderr)
-                return 1
-            return 0
-        from transformer_theory.pipeline.sweep import run_sweep
+def _sweep(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.sweep import SweepInterrupted, run_sweep
 
+    try:
         report = run_sweep(args.notebook, _pairs(args.parameter, parse_list), args.profile, args.jobs, args.output)
-        print(f"sweep: {len(report.done)} run, {len(report.skipped)} skipped (already done), {len(report.failed)} failed")
-        for label in report.skipped:
-            print(f"  skipped {label}")
-        for label, error in report.failed.items():
-            print(f"  FAILED {label}: {error}", file=sys.stderr)
-        return 1 if report.failed else 0
+    except SweepInterrupted as exc:
+        report = exc.report
+        print(f"sweep interrupted: {len(report.done)} run, {len(report.interrupted)} interrupted (records marked "
+              f"'interrupted'), {len(report.cancelled)} cancelled; rerun the same command to resume", file=sys.stderr)
+        for label in report.interrupted:
+            print(f"  interrupted {label}", file=sys.stderr)
+        raise Interrupted(exc.signum) from None
+    print(f"sweep: {len(report.done)} run, {len(report.skipped)} skipped (already done), {len(report.failed)} failed")
+    for label in report.skipped:
+        print(f"  skipped {label}")
+    for label, error in report.failed.items():
+        print(f"  FAILED {label}: {error}", file=sys.stderr)
+    return 1 if report.failed else 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    for path in list_notebooks():
+        print(path.stem)
+        for name, default in notebook_parameters(path).items():
+            print(f"    {name} = {default!r}  ({type(default).__name__})")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.profiles import load_profile
+    from transformer_theory.pipeline.report import write_reproducibility_page
+
+    load_profile(args.profile)
+    print(write_reproducibility_page(args.profile, args.output))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; exit status 0, 1 (a run failed), 2 (bad arguments), 128 + signal (stopped)."""
+    args = _parser().parse_args(argv)
+    command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report}[args.command]
+    try:
+        with signals_raise():
+            return command(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        return 128 + exc.signum
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -21,22 +22,43 @@ def list_notebooks() -> list[Path]:
     return sorted(p for p in notebooks_dir().glob("*.ipynb") if NOTEBOOK_PATTERN.match(p.name))
 
 
-def resolve_notebook(name: str) -> Path:
-    """Map ``00_overview``, ``00_overview.ipynb`` or a path to an existing notebook file.
+def unknown_notebook(name: str, where: str = "") -> ValueError:
+    """The error for a name that is no chapter: ``where`` prefixes it, the closest chapter is suggested."""
+    valid = [p.stem for p in list_notebooks()]
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return ValueError(f"{where}unknown notebook '{name}'.{hint} Valid notebooks: {', '.join(valid) or '(none)'}")
 
-    Raises ``ValueError`` listing the valid names when nothing matches.
+
+def resolve_notebook(name: str) -> Path:
+    """Map ``00_overview``, ``00_overview.ipynb`` or a path to an existing notebook file (resolved).
+
+    A name with a folder in it (``dir/x.ipynb``, ``./x.ipynb``) is a path and must exist; a bare name is a
+    chapter, or a notebook file of that name in the working directory. ``ValueError`` otherwise.
     """
     candidate = Path(name)
     if candidate.suffix == ".ipynb" and candidate.is_file():
         return candidate.resolve()
+    if candidate.name != name:
+        raise ValueError(f"notebook file {name} does not exist")
     stem = candidate.name.removesuffix(".ipynb")
     for path in list_notebooks():
         if path.stem == stem:
-            return path
-    valid = [p.stem for p in list_notebooks()]
-    close = difflib.get_close_matches(stem, valid, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    raise ValueError(f"unknown notebook '{name}'.{hint} Valid notebooks: {', '.join(valid) or '(none)'}")
+            return path.resolve()
+    raise unknown_notebook(name)
+
+
+def notebook_key(path: Path) -> str:
+    """Where a notebook's results are kept, relative to ``build/<kind>/<profile>/``.
+
+    A chapter's key is its stem (``00_overview``). Any other notebook, run by path, is keyed by its resolved
+    path, ``by-path/<stem>-<8 hex digits>``, so it never overwrites a chapter's results (nor another
+    notebook's of the same name).
+    """
+    path = path.resolve()
+    if any(path == chapter.resolve() for chapter in list_notebooks()):
+        return path.stem
+    return f"by-path/{path.stem}-{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
 
 
 def parameters_cells(nb: nbformat.NotebookNode) -> list[int]:

@@ -7,49 +7,45 @@ papermill silently ignores a misspelled parameter name; every run of this projec
 from __future__ import annotations
 
 import difflib
-from typing import Any
+import math
+from typing import Any, Iterator
 
-import yaml
-
-
-def _numbers_as_floats(value: Any) -> Any:
-    """YAML 1.1 reads ``1e-3`` (no dot) as a string; read such strings as the floats they spell."""
-    if isinstance(value, list):
-        return [_numbers_as_floats(v) for v in value]
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
-    return value
+from transformer_theory.checks import finite_real
+from transformer_theory.pipeline import yaml12
 
 
 def parse_value(text: str) -> Any:
-    """Parse a command-line value as a YAML scalar or flow list (``10``, ``1e-3``, ``true``, ``[2, 3]``, ``abc``)."""
-    try:
-        return _numbers_as_floats(yaml.safe_load(text))
-    except yaml.YAMLError as exc:
-        raise ValueError(f"cannot parse value {text!r}: {exc}") from None
+    """Parse a command-line value as a YAML 1.2 scalar or flow list (``10``, ``1e-3``, ``true``, ``[2, 3]``, ``abc``)."""
+    return yaml12.load(text, f"value {text!r}")
 
 
 def parse_list(text: str) -> list[Any]:
-    """Parse a sweep's comma-separated values ``v1,v2,...`` (each a YAML scalar or flow list)."""
-    try:
-        values = _numbers_as_floats(yaml.safe_load(f"[{text}]"))
-    except yaml.YAMLError as exc:
-        raise ValueError(f"cannot parse sweep values {text!r}: {exc}") from None
+    """Parse a sweep's comma-separated values ``v1,v2,...`` (each a YAML 1.2 scalar or flow list)."""
+    values = yaml12.load(f"[{text}]", f"sweep values {text!r}")
     if not values:
         raise ValueError(f"sweep values {text!r}: expected at least one value")
     return values
+
+
+def _floats(value: Any, where: str = "") -> Iterator[tuple[str, float]]:
+    """Every float inside ``value`` (lists, tuples, dict values), with its position such as ``[2]``."""
+    if isinstance(value, float):
+        yield where, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _floats(item, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _floats(item, f"{where}[{key!r}]")
 
 
 def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _coerce(name: str, notebook: str, default: Any, value: Any) -> Any:
+def _typed(name: str, notebook: str, default: Any, value: Any, where: str) -> Any:
     """Return ``value`` converted to the default's type, or raise ``ValueError`` naming the mismatch."""
-    if default is None:
+    if default is None:  # a default that is not a literal: any value
         return value
     ok = True
     if isinstance(default, bool):
@@ -67,8 +63,17 @@ def _coerce(name: str, notebook: str, default: Any, value: Any) -> Any:
     if not ok:
         raise ValueError(
             f"parameter '{name}' of notebook '{notebook}' expects {_type_name(default)} "
-            f"(default {default!r}), got {_type_name(value)} {value!r}"
+            f"(default {default!r}), got {_type_name(value)} {value!r}{where}"
         )
+    return value
+
+
+def _coerce(name: str, notebook: str, default: Any, value: Any, where: str) -> Any:
+    """:func:`_typed`, refusing NaN and infinities unless the default itself holds one (``x = 1e999``)."""
+    value = _typed(name, notebook, default, value, where)
+    if all(math.isfinite(x) for _, x in _floats(default)):
+        for position, x in _floats(value):
+            finite_real(f"parameter '{name}{position}' of notebook '{notebook}'{where}", x)
     return value
 
 
@@ -87,5 +92,5 @@ def check_parameters(notebook: str, defaults: dict[str, Any], values: dict[str, 
                 f"unknown parameter '{name}' for notebook '{notebook}'{where}.{hint} "
                 f"Valid parameters: {', '.join(defaults) or '(none)'}"
             )
-        checked[name] = _coerce(name, notebook, defaults[name], value)
+        checked[name] = _coerce(name, notebook, defaults[name], value, where)
     return checked

@@ -8,6 +8,7 @@ own location (an editable checkout). A non-editable install run outside a checko
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 #: Environment variable that points the CLI at another project root (used by the tests).
@@ -55,3 +56,36 @@ def build_dir() -> Path:
 def results_dir() -> Path:
     """Committed results of long runs (``results/<profile>/``)."""
     return project_root() / "results"
+
+
+def check_writable_file(path: str | os.PathLike, what: str, suffix: str) -> Path:
+    """``path`` if a file named ``*<suffix>`` can be written there (creating missing folders); else ``ValueError``.
+
+    Checked without creating anything: ``path`` must not be a folder and must end in ``suffix``, and the nearest
+    existing folder above it must accept a new file (tried with an anonymous temporary file).
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{what} {path} is a folder; give a file name ending in {suffix}")
+    if path.suffix != suffix:
+        raise ValueError(f"{what} {path}: expected a file name ending in {suffix}")
+    _check_can_create_in(path.parent, f"{what} {path}")
+    return path
+
+
+def check_writable_folder(folder: str | os.PathLike, what: str) -> Path:
+    """``folder`` if it is, or can be created as, a folder that accepts new files; else ``ValueError``."""
+    folder = Path(folder)
+    _check_can_create_in(folder, f"{what} {folder}")
+    return folder
+
+
+def _check_can_create_in(folder: Path, described: str) -> None:
+    existing = next(p for p in (folder, *folder.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise ValueError(f"{described}: {existing} is not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{described}: cannot write in {existing} ({exc.strerror})") from None

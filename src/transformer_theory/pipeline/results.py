@@ -44,21 +44,32 @@ def to_jsonable(value: Any, *, where: str = "value") -> Any:
         raise TypeError(f"{where}: cannot record a value of type {type(value).__name__}") from None
 
 
-def write_json_atomic(path: str | os.PathLike, data: dict) -> None:
-    """Write ``data`` as JSON to ``path`` atomically (temporary file in the same folder, then rename)."""
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename), mode 0644."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o644)  # mkstemp creates 0600
         with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True)
-            fh.write("\n")
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: str | os.PathLike, data: dict) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (see :func:`write_text_atomic`)."""
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def partial_path(path: str | os.PathLike) -> Path:
+    """Where a run writes ``path`` until it has finished (``<path>.partial``); see the runner."""
+    path = Path(path)
+    return path.with_name(path.name + ".partial")
 
 
 def read_results(path: str | os.PathLike) -> dict | None:
@@ -79,7 +90,8 @@ def record(name: str, value: Any) -> Any:
     """Record a key number of the running notebook under ``name`` and return ``value`` unchanged.
 
     Inside a run started by ``python -m transformer_theory run`` the value is added to the run's
-    results JSON at once (atomically); in an interactive session it is only kept in memory
+    record at once (atomically; the runner moves the record into place when the run ends); in an
+    interactive session it is only kept in memory
     (see :func:`recorded`). Each call rewrites the whole file: meant for a chapter's key numbers, not for
     long metric histories (training runs keep those in the run store of :mod:`transformer_theory.training`).
     """
