@@ -28,7 +28,7 @@ def test_box_command_profiles_and_times(tiny_project: Path) -> None:
 
     spec = prepare_run("01_tiny", "book")
     write_json_atomic(tiny_project / "results" / "book" / "01_tiny.json",
-                      {"status": "ok", "config_hash": spec.config_hash, "wall_time_s": 3.2, "values": {}})
+                      {"status": "ok", "parameters_hash": spec.parameters_hash, "wall_time_s": 3.2, "values": {}})
     (tiny_project / "params" / "paper.yaml").write_text("01_tiny:\n  x: 5\n")
     box = run_it_yourself("01_tiny", ["x"]).data
     assert "| `smoke` | `scale=2.0` | 3 s |" in box  # same parameters as the committed book run

@@ -47,10 +47,10 @@ def run_command(notebook: str, main: Sequence[str]) -> str:
 
 def measured_seconds(spec: RunSpec) -> float | None:
     """Wall time of a committed run (``results/<any profile>/<notebook>.json``) with the parameters of
-    ``spec``, or ``None`` when none was committed for them."""
+    ``spec``, or ``None`` when none was committed for them (a time is a time: code changes since do not count)."""
     for path in sorted((project_root() / "results").glob(f"*/{spec.name}.json")):
         data = read_results(path)
-        if data and data.get("status") == "ok" and data.get("config_hash") == spec.config_hash:
+        if data and data.get("status") == "ok" and data.get("parameters_hash") == spec.parameters_hash:
             return float(data["wall_time_s"])
     return None
 

@@ -14,6 +14,7 @@ run (:mod:`~.kernels`).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import time
 import traceback
@@ -27,7 +28,7 @@ from transformer_theory.pipeline.notebooks import notebook_key, notebook_paramet
 from transformer_theory.pipeline.parameters import check_parameters
 from transformer_theory.pipeline.paths import build_dir, check_writable_file
 from transformer_theory.pipeline.profiles import load_profile
-from transformer_theory.pipeline.provenance import config_hash, environment
+from transformer_theory.pipeline.provenance import config_hash, environment, parameters_hash, source_hash
 from transformer_theory.pipeline.results import RESULTS_ENV, partial_path, read_results, write_json_atomic
 
 
@@ -49,8 +50,19 @@ class RunSpec:
         return self.path.stem
 
     @property
+    def parameters_hash(self) -> str:
+        """Identifies the notebook and its effective parameters."""
+        return parameters_hash(self.key, {**self.defaults, **self.parameters})
+
+    @functools.cached_property
+    def source_hash(self) -> str:
+        """Identifies the notebook's code and the library code it imports (see :mod:`.provenance`)."""
+        return source_hash(self.path)
+
+    @property
     def config_hash(self) -> str:
-        return config_hash(self.key, {**self.defaults, **self.parameters})
+        """Identifies the run: parameters and source; a result with another hash is stale."""
+        return config_hash(self.parameters_hash, self.source_hash)
 
 
 def prepare_run(
@@ -120,6 +132,8 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
             "overrides": spec.overrides,
             "seed": effective.get("seed"),
             "config_hash": spec.config_hash,
+            "parameters_hash": spec.parameters_hash,
+            "source_hash": spec.source_hash,
             "status": "running",
             "started_at": _now(),
             "executed_notebook": str(partial_notebook),
