@@ -14,6 +14,7 @@ reconstructs the papers).
 * :func:`predict` -- efficient or not, cost exponent (Theorem 3's cost law), bottleneck;
   :func:`minimal_depth` -- the fewest layers for which a target is predicted efficient.
 * :func:`plot_information_flow` -- tokens x layers diagram with retrieval and aggregation arrows.
+* :mod:`~transformer_theory.infoflow.heldout` -- the held-out suite (predictions committed before training).
 """
 
 from transformer_theory.infoflow import targets

@@ -24,6 +24,7 @@ from typing import Union
 
 import numpy as np
 
+from transformer_theory.checks import is_integer
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.schedule import ALL, CLS, TOKENS, Bottleneck, Schedule, find_schedule
 from transformer_theory.infoflow.trees import Reduction, Tree, _Ctx
@@ -143,9 +144,9 @@ class Propagation:
 
     # ------------------------------------------------------------------ access
     def _check(self, token: int | str, layer: int) -> None:
-        if not 0 <= layer <= self.arch.n_layers:
-            raise ValueError(f"layer = {layer}: layers are 0..{self.arch.n_layers}")
-        if token != CLS and not (isinstance(token, int) and 1 <= token <= self.seq_len):
+        if not is_integer(layer) or not 0 <= layer <= self.arch.n_layers:
+            raise ValueError(f"layer = {layer!r}: layers are 0..{self.arch.n_layers}")
+        if token != CLS and not (is_integer(token) and 1 <= token <= self.seq_len):
             raise ValueError(f"token = {token!r}: tokens are 1..{self.seq_len} or 'CLS'")
 
     def info_set(self, token: int | str, layer: int) -> frozenset:
@@ -153,7 +154,7 @@ class Propagation:
         self._check(token, layer)
         if token == CLS:
             return self._tmpl[(CLS, layer)]
-        return _subst_set(self._tmpl[(TOKENS, layer)], token)
+        return _subst_set(self._tmpl[(TOKENS, int(layer))], int(token))
 
     def labels(self, token: int | str, layer: int) -> set[str]:
         """``I(token, layer)`` as strings, e.g. ``{'5', 's1*(5)', 's2*(5)'}``."""
