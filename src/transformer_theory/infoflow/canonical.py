@@ -224,8 +224,9 @@ def _score_reads(score: Expr, d: int) -> tuple[list[Node], list[Node]]:
         if isinstance(e, Node):
             additive.append(e)
         elif isinstance(e, Sum):
-            for _, t in e.items:
-                visit(t)
+            for w, t in e.items:
+                if w != 0.0:  # a term with weight 0 is not read
+                    visit(t)
         elif isinstance(e, Custom):
             for j, a in enumerate(e.args):
                 if isinstance(a, Node):
@@ -276,12 +277,10 @@ class _Builder:
         return jid
 
     def selection(self, red: Reduction, lifted: set[int] = frozenset(), op: str | None = None) -> tuple:
-        """Which position ``red`` selects: the numerical fingerprint, or the score's structure."""
+        """Which position ``red`` (at most one free variable) selects: its numerical fingerprint."""
         key = selection_key(red, self.d, lifted, op, self.memo)
-        if key is not None:
-            return key
-        names = {v: f"f{i}" for i, v in enumerate(sorted(red.free_variables()))}
-        return ("structure", op or red.op, _expr_key(red.score, dict(names, **{red.var: "b"}), self.memo))
+        assert key is not None, "called for reductions with at most one free variable"
+        return key
 
     # ---------------------------------------------------------------- recognisers
     def effective_rank(self, red: Reduction) -> int | None:

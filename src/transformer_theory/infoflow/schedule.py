@@ -310,11 +310,11 @@ def find_schedule(tree: Tree, arch: Architecture, seq_len: int) -> Schedule:
     failed = tuple(t for t in range(1, n_terms + 1) if t not in complete)
     fixed = {j: choice[j] for t in complete for j in term_jobs[t - 1]}
     bottlenecks = tuple(_bottleneck(can, arch, t, term_jobs[t - 1], fixed, after) for t in failed)
-    return Schedule(tree, arch, seq_len, can, _placements(can, arch, choice), complete, failed, bottlenecks,
+    return Schedule(tree, arch, seq_len, can, _placements(can, choice), complete, failed, bottlenecks,
                     search.exact, min(search.steps, search.budget))
 
 
-def _placements(can: Canonical, arch: Architecture, choice: dict[int, _Option]) -> tuple[Placement, ...]:
+def _placements(can: Canonical, choice: dict[int, _Option]) -> tuple[Placement, ...]:
     units = sorted(((layer, q, j, role, offset) for j, opt in choice.items() for layer, q, role, offset in opt.uses),
                    key=lambda u: (u[0], u[1] != ALL, u[2], u[4]))
     out = []
