@@ -1,13 +1,16 @@
 """The held-out suite: new configurations, trainable targets, and a criterion fixed before training."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 
-from transformer_theory.infoflow.heldout import (CRITERION, configurations, exponent_claim_holds, observed_efficient,
-                                                 predictions, predictions_document, write_predictions)
+from transformer_theory.infoflow.heldout import (CRITERION, PREDICTIONS_FILE, configurations, exponent_claim_holds,
+                                                 observed_efficient, predictions, predictions_document,
+                                                 write_predictions)
 from transformer_theory.infoflow.paper_results import experiment_configs
+from transformer_theory.paths import project_root
 
 CONFIGS = configurations()
 
@@ -93,3 +96,14 @@ def test_write_predictions_records_the_commit(tmp_path):
 def test_the_document_holds_the_criterion_before_training():
     doc = predictions_document()
     assert doc["criterion"] is CRITERION and "nmse" not in json.dumps(doc["configurations"])
+
+
+def test_the_committed_predictions_are_what_the_library_computes():
+    """The predictions were committed before training; a calculator change must not alter them silently."""
+    data = json.loads((project_root() / PREDICTIONS_FILE).read_text())
+    now = json.loads(json.dumps(predictions_document()))
+    for key in ("description", "eps", "gamma", "criterion", "configurations"):
+        assert data[key] == now[key], (
+            f"{PREDICTIONS_FILE} is stale ({key}): the calculator now predicts otherwise. If no training results "
+            f"were committed yet, rerun `python -m transformer_theory.infoflow.heldout` and commit the file alone")
+    assert data["git"]["dirty"] is False and re.fullmatch("[0-9a-f]{40}", data["git"]["commit"])
