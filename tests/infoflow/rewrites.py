@@ -3,7 +3,8 @@
 A tree is a list of term specifications; :func:`build` writes it either *plainly* or *rewritten*:
 
 * position terms: one ``Positions`` node per set (plain) or one node over the union (rewritten);
-* k-th largest terms: ``rank=k`` (plain) or a max that masks the first ``k - 1`` maxima (rewritten);
+* k-th largest terms: ``rank=k`` (plain) or a max that masks the first ``k - 1`` maxima (rewritten), by
+  position (``exclude``) or by value (a score that is ``-inf`` from the previous maximum on);
 * shifts: a closed reduction ``C`` scaled by 2 as a separate term (plain) or added inside its host
   term's score, through a ``Sum`` or a ``Custom`` linear in ``C`` (rewritten).
 """
@@ -28,7 +29,7 @@ class Spec:
     positions: tuple[tuple[int, ...], ...] = ()  # pos: the position sets
     shift: str = ""          # hosts ("max1", "min1", "pair"): the kind of a closed term added as 2 C ("" none)
     shift_seed: int = 0
-    custom: bool = False     # the shift is written through a Custom
+    custom: bool = False     # the shift is written through a Custom; kth: masked by value
 
 
 def _vec(seed: int, salt: int) -> np.ndarray:
@@ -61,6 +62,18 @@ def _masked(q: np.ndarray, b: np.ndarray, k: int, var: str) -> Reduction:
     return rank(k, Linear(var, b))
 
 
+def _masked_by_value(q: np.ndarray, b: np.ndarray, k: int, var: str) -> Reduction:
+    """The same, with each score masked where it reaches the previous maximum's value."""
+    if k == 1:
+        return Reduction("max", var, Linear(var, q), value=Linear(var, b), label=var)
+    node = Reduction("max", f"{var}_1", Linear(f"{var}_1", q), label=f"{var}v1")
+    for j in range(2, k + 1):  # each level binds its own variable (the masks are nested in the scores)
+        v = var if j == k else f"{var}_{j}"
+        node = Reduction("max", v, Custom(lambda x, m: np.where(x @ q < m, x @ q, -np.inf), (v, node)),
+                         value=Linear(v, b) if j == k else None, label=f"{var}v{j}")
+    return node
+
+
 def build(specs: list[Spec], rewritten: bool) -> Tree:
     terms: list = []
     pos_sets = [p for s in specs if s.kind == "pos" for p in s.positions]
@@ -84,8 +97,10 @@ def build(specs: list[Spec], rewritten: bool) -> Tree:
             terms.append(Reduction("max", t, score, label=t))
         elif s.kind == "kth":
             q, b = _vec(s.seed, 1), _vec(s.seed, 2)
-            terms.append(_masked(q, b, s.k, t) if rewritten else
-                         Reduction("max", t, Linear(t, q), rank=s.k, value=Linear(t, b), label=t))
+            if not rewritten:
+                terms.append(Reduction("max", t, Linear(t, q), rank=s.k, value=Linear(t, b), label=t))
+            else:
+                terms.append((_masked_by_value if s.custom else _masked)(q, b, s.k, t))
         elif rewritten:
             if not merged:
                 terms.append(_merged_positions(pos_sets))
@@ -106,7 +121,7 @@ def specs(draw, max_terms: int = 4, positional: bool = True) -> list[Spec]:
         kind = draw(st.sampled_from(kinds))
         seed = draw(st.integers(0, 2))
         if kind == "kth":
-            out.append(Spec(kind, seed, k=draw(st.integers(1, 4))))
+            out.append(Spec(kind, seed, k=draw(st.integers(1, 4)), custom=draw(st.booleans())))
         elif kind == "pos":
             sets = draw(st.lists(st.sets(st.integers(1, 5), min_size=1, max_size=3).map(lambda x: tuple(sorted(x))),
                                  min_size=1, max_size=3))

@@ -103,6 +103,27 @@ def test_kth_largest_as_rank_or_as_masked_maxima(k, heads):
     assert (a.efficient, a.exponent, a.regime) == (m.efficient, m.exponent, m.regime)
 
 
+def _masked_by_value(k, q, b):
+    """The k-th largest as a max whose score is -inf from the previous maximum's value on."""
+    node = Reduction("max", "u1", Linear("u1", q))
+    for j in range(2, k + 1):
+        v = "t" if j == k else f"u{j}"
+        node = Reduction("max", v, Custom(lambda x, m: np.where(x @ q < m, x @ q, -np.inf), (v, node)),
+                         value=Linear(v, b) if j == k else None)
+    return Tree([node], input_dim=4, name=f"masked by value({k})")
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("heads", [(1,), (2,), (1, 1), (1, 1, 1)])
+def test_kth_largest_as_a_max_masked_by_value(k, heads):
+    ref = kth_largest(k)
+    masked = _masked_by_value(k, ref.params["q"], ref.params["b"])
+    X = ref.sample_inputs(20, 9, 6)
+    np.testing.assert_allclose(masked(X), ref(X))
+    a, m = predict(ref, _arch(heads), 9), predict(masked, _arch(heads), 9)
+    assert (a.efficient, a.exponent, a.regime) == (m.efficient, m.exponent, m.regime)
+
+
 def test_masked_second_largest_is_judged_by_theorem_2_in_one_layer():
     ref = kth_largest(2)
     masked = _masked(2, ref.params["q"], ref.params["b"])

@@ -19,7 +19,8 @@ Yu et al. 2026 as summarised; see the book's page on how it reconstructs the pap
   up to an increasing affine map, shifts removed), so ``max_t 2 a^T x(t)``, ``max_t a^T x(t)`` and
   ``min_t -a^T x(t)`` are one retrieval (what is read from the selected token is the FFN's business).
 * **k-th largest.** ``rank=k`` and the same selection written as a max that masks the maxima of
-  earlier reductions (``exclude=(first, second, ...)``) are one job; the k-th largest of ``T`` scores is
+  earlier reductions, by position (``exclude=(first, second, ...)``) or by value (a score that is
+  ``-inf`` where it reaches an earlier maximum, recognised on sampled inputs), are one job; the k-th largest of ``T`` scores is
   the ``(T + 1 - k)``-th smallest, so ``k > (T + 1) / 2`` flips to the smaller rank (``k = T`` is the
   argmin, a plain retrieval). With more than one layer a rank ``k >= 2`` is a **pointer chase**: from
   the top-1 position, ``k - 1`` look-ups of the next smaller score.
@@ -164,6 +165,9 @@ def node_key(node: Node, memo: dict[int, tuple] | None = None) -> tuple:
 #: tokens the selection fingerprints are computed on (fixed, so fingerprints compare across nodes)
 _FP_TOKENS = 24
 
+#: input samples on which a max masking earlier maxima by value is recognised as a k-th largest
+_MASK_SAMPLES = 32
+
 
 def _probe(e: Expr, ctx: _Ctx, lifted: set[int], memo: dict[int, tuple]) -> np.ndarray:
     """``e`` on the probe tokens, lifted nodes set to 0 and every other nested node replaced by fixed
@@ -188,10 +192,11 @@ def _probe(e: Expr, ctx: _Ctx, lifted: set[int], memo: dict[int, tuple]) -> np.n
 
 def selection_key(red: Reduction, d: int, lifted: set[int] = frozenset(), op: str | None = None,
                   memo: dict[int, tuple] | None = None) -> tuple | None:
-    """Fingerprint of *which position* ``red`` selects: its score on fixed random tokens (and fixed
-    random values of nested nodes), per value of its free variable, up to an increasing affine map
-    (``min g`` reads as ``max -g``), with the lifted additive nodes removed. Equal fingerprints: the
-    same selection. ``None`` for more than one free variable."""
+    """Fingerprint of *which position* ``red`` selects: the order of its scores on fixed random tokens
+    (and fixed random values of nested nodes), per value of its free variable, with the lifted additive
+    nodes removed. A top-1 or k-th selection depends on the scores only through that order, so equal
+    fingerprints mean the same selection (``max_t 2 a^T x(t)`` and ``min_t -a^T x(t)`` included).
+    ``None`` for more than one free variable."""
     free = sorted(red.free_variables())
     if len(free) > 1:
         return None
@@ -202,11 +207,8 @@ def selection_key(red: Reduction, d: int, lifted: set[int] = frozenset(), op: st
     with np.errstate(all="ignore"):
         s = _probe(red.score, ctx, set(lifted), {} if memo is None else memo)
     s = np.broadcast_to(s, (1,) + (_FP_TOKENS,) * (len(free) + 1))[0]
-    s = s if (op or red.op) == "max" else -s
-    s = s - s.mean(axis=-1, keepdims=True)
-    scale = np.abs(s).max(axis=-1, keepdims=True)
-    s = np.where(scale > 0, s / np.where(scale > 0, scale, 1.0), 0.0)
-    return ("selection", len(free), np.round(s, 8).tobytes())
+    order = np.argsort(-s if (op or red.op) == "max" else s, axis=-1, kind="stable")
+    return ("selection", len(free), order.astype(np.int16).tobytes())
 
 
 # ----------------------------------------------------------------------------------------------
@@ -300,6 +302,31 @@ class _Builder:
             return None
         return red.rank + len(ranks)
 
+    def value_masked_rank(self, red: Reduction, read: list[Node]) -> tuple[Reduction, int] | None:
+        """``(base, k)`` when the closed ``red`` selects, on sampled inputs, always the position of the k-th
+        (k >= 2) score of a closed rank-1 reduction ``base`` it reads (directly or through such reductions):
+        the k-th largest written as a max whose score masks the maxima found by earlier reductions."""
+        if red.free_variables() or red.rank != 1 or red.exclude or not read:
+            return None
+        candidates, todo = [], [n for n in read if isinstance(n, Reduction) and not n.free_variables()]
+        while todo:
+            n = todo.pop(0)
+            if n.rank == 1 and not n.exclude and not any(n is c for c in candidates):
+                candidates.append(n)
+            todo += [m for m in n.score.nodes() if isinstance(m, Reduction) and not m.free_variables()]
+        if not candidates:
+            return None
+        X = self.tree.sample_inputs(_MASK_SAMPLES, self.T, 0)
+        chosen = self.tree.selected_positions(X, self.index(red))
+        for base in reversed(candidates):  # the deepest first: the k-th largest of the plain comparison
+            with np.errstate(all="ignore"):
+                scores = np.broadcast_to(base.score.evaluate(_Ctx(X, {}, {}, 0).bind(base.var)), X.shape[:2])
+            order = np.argsort(-scores if base.op == "max" else scores, axis=-1, kind="stable")
+            ranks = np.argmax(order == chosen[:, None], axis=-1) + 1
+            if ranks.min() == ranks.max() >= 2:
+                return base, int(ranks[0])
+        return None
+
     def hop_chain(self, red: Reduction) -> tuple[int, tuple, list[Reduction]] | None:
         """``(m, pointer, hops)`` when ``red``'s value is ``m >= 1`` nested look-ups with one pointer
         (the same selection from each position to the next)."""
@@ -332,6 +359,10 @@ class _Builder:
         masked = rank is not None and rank != red.rank  # the masked maxima belong to a rank-k job
         chain = self.hop_chain(red) if red.rank == 1 and not red.exclude else None
         additive, other = _score_reads(red.score, self.d)
+        by_value = self.value_masked_rank(red, other) if rank == red.rank and chain is None else None
+        if by_value is not None:  # the masks belong to the rank-k job, which compares the base's scores
+            base, rank = by_value
+            masked, other, additive = True, [n for n in base.score.nodes()], []
         lifted = [c for c in additive if red.var not in c.variables()]
         deps: set[int] = set()
         extras: list[int] = []
@@ -347,7 +378,8 @@ class _Builder:
             deps |= {cj, *cext}
         deps_f = frozenset(deps)
         lifted_ids = {id(c) for c in lifted}
-        excl = tuple(sorted(e if isinstance(e, str) else repr(node_key(e, self.memo)) for e in red.exclude))
+        excl = () if masked else tuple(sorted(e if isinstance(e, str) else repr(node_key(e, self.memo))
+                                              for e in red.exclude))
         n_free = len(red.free_variables())
         if n_free >= 2:
             fv = ", ".join(sorted(red.free_variables()))
@@ -356,7 +388,7 @@ class _Builder:
                       f"covering all T^{n_free} tuples needs global aggregation")
             return self.new_job(("blocked", node_key(red, self.memo)), red, kind="blocked", deps=deps_f, free=True,
                                 blocked="order", reason=reason), tuple(extras)
-        k, op = (red.rank if rank is None else rank), red.op
+        k, op = (red.rank if rank is None else rank), (red.op if by_value is None else by_value[0].op)
         if k >= 2 and not free:
             available = self.T - (0 if masked else len(red.exclude_nodes))
             flipped = available + 1 - k
@@ -365,7 +397,7 @@ class _Builder:
                 self.notes.append(f"'{desc}': the {_ordinal(k)} {which[0]} of {available} scores is the "
                                   f"{_ordinal(flipped)} {which[1]}")
                 k, op = flipped, ("min" if op == "max" else "max")
-        sel = self.selection(red, lifted_ids, op)
+        sel = self.selection(base if by_value is not None else red, lifted_ids, op)
         if k >= 2 and free:
             reason = (f"'{desc}' selects the {_ordinal(k)} {'largest' if op == 'max' else 'smallest'} score for each "
                       f"value of its free variable: its 'next score' pointer would compare three positions, so it is "

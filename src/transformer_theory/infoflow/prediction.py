@@ -37,6 +37,10 @@ __all__ = ["Prediction", "predict", "cost_law_exponent", "p1_single_layer_expone
            "minimal_depth"]
 
 
+#: which regime names a tie between parts of equal exponent
+_REGIME_PRIORITY = {"retrieval": 0, "specific": 1, "memorisation": 2, "aggregation": 3, "theorem 2": 4}
+
+
 def cost_law_exponent(T0: int, d: int, E: int, gamma: float = 1.0) -> tuple[float, str]:
     """``(k, regime)`` with ``M ~ eps^{-k}`` for decoding ``T0`` coupled tokens of dimension ``d`` from
     an ``E``-dimensional state.
@@ -176,7 +180,8 @@ def predict(target: Tree, arch: Architecture, seq_len: int, *, gamma: float = 1.
                              f"aggregation max(1 + gamma, T d/E - 1) = max({1 + gamma:g}, {T}*{d}/{E} - 1) = {k:.3g}"))
     parts += failures
     exponent = max(p[0] for p in parts)
-    regime = max(failures or parts, key=lambda p: p[0])[1]
+    # the part with the largest exponent; at a tie the more specific statement (independent of term order)
+    regime = max(failures or parts, key=lambda p: (p[0], _REGIME_PRIORITY[p[1]]))[1]
     uniq = list(dict.fromkeys(p[2] for p in parts))
     formula = uniq[0] if len(uniq) == 1 else "max(" + "; ".join(uniq) + f") = {exponent:.3g}"
     notes = list(can.notes)
