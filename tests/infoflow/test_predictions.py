@@ -1,4 +1,4 @@
-"""Every row of the check table of infoflow-spec.md §2.6: the prediction matches what the papers observed."""
+"""Every row of the calibration table (chapter 06): the prediction matches what the papers observed."""
 
 import pytest
 
