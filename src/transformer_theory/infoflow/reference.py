@@ -1,8 +1,8 @@
 """The papers' reported numbers, and the predictions for the configurations the book's chapters train.
 
-Provenance (``infoflow-spec.md`` §0, §4): InfoFlow's tables (§4.1 intrinsic dimension, §4.2 triangle
-center) are **the paper's numbers as extracted by two independent secondary summaries (S1, S2), which
-agree digit for digit**; the InfoFlow paper itself could not be read. P1's tables (Yu et al. 2026,
+Provenance: InfoFlow's tables (§4.1 intrinsic dimension, §4.2 triangle center) are **the paper's
+numbers as extracted by two independent secondary summaries, which agree digit for digit**; the
+InfoFlow paper itself could not be read (see the book's page on how it reconstructs the papers). P1's tables (Yu et al. 2026,
 head count, ICLR 2026) were read in full. Per-head / embedding dimensions not given by the papers are
 our choices and are marked in ``note``.
 """
@@ -16,7 +16,7 @@ from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 
-#: InfoFlow §4.1, best validation NMSE, d = 4, T = 64, 2 layers, NoPE (S1 = S2).
+#: InfoFlow §4.1, best validation NMSE, d = 4, T = 64, 2 layers, NoPE (both summaries agree).
 INTRINSIC_DIMENSION_NMSE: dict[int, dict[str, float]] = {
     2: {"(D,D)": 5.89e-5, "(D-1,D)": 5.89e-2, "(D,D-1)": 3.67e-2},
     3: {"(D,D)": 6.37e-5, "(D-1,D)": 2.64e-2, "(D,D-1)": 2.07e-2},
@@ -25,7 +25,7 @@ INTRINSIC_DIMENSION_NMSE: dict[int, dict[str, float]] = {
     6: {"(D,D)": 1.99e-3, "(D-1,D)": 6.26e-3, "(D,D-1)": 7.67e-3},
 }
 
-#: InfoFlow §4.2, best validation NMSE of the triangle center (S2; S1 gives the same trend).
+#: InfoFlow §4.2, best validation NMSE of the triangle center (one summary; the other gives the same trend).
 TRIANGLE_CENTER_NMSE: dict[int, dict[str, float]] = {
     8: {"(2,2),E=24": 0.086, "(4,4),E=24": 0.072, "(4,4),E=48": 0.080},
     16: {"(2,2),E=24": 0.843, "(4,4),E=24": 0.853, "(4,4),E=48": 0.856},
@@ -60,22 +60,28 @@ class Config:
 
 
 def experiment_configs() -> list[Config]:
-    """The configurations of the experiment chapters (spec §4), each with the papers' observation."""
+    """The configurations of the papers' experiments and theorems (the calibration set of chapter 06),
+    each with the papers' observation."""
     rows: list[Config] = []
     for D, res in INTRINSIC_DIMENSION_NMSE.items():
         for key, heads in (("(D,D)", (D, D)), ("(D-1,D)", (D - 1, D)), ("(D,D-1)", (D, D - 1))):
             rows.append(Config("intrinsic dimension (InfoFlow §4.1)", lambda D=D: targets.pairwise_max(D),
                                f"pairwise_max(D={D})", heads, 16 * D, 4, 64,
-                               f"NMSE {res[key]:.3g} (S1=S2)", key == "(D,D)", note="E = 16 D (ours)"))
+                               f"NMSE {res[key]:.3g} (both summaries)", key == "(D,D)", note="E = 16 D (ours)"))
     for T, res in TRIANGLE_CENTER_NMSE.items():
         for key, heads, E in (("(2,2),E=24", (2, 2), 24), ("(4,4),E=24", (4, 4), 24), ("(4,4),E=48", (4, 4), 48)):
             rows.append(Config("triangle center (InfoFlow §4.2)", targets.triangle_center, "triangle_center",
-                               heads, E, 2, T, f"NMSE {res[key]:.3g} (S2)", False))
+                               heads, E, 2, T, f"NMSE {res[key]:.3g} (one summary)", False))
     for T in (8, 32):
         for heads in ((1,), (4,), (1, 1)):
             rows.append(Config("depth separation (Theorem 1)", targets.min_pairwise_dot, "min_pairwise_dot",
                                heads, 32, 4, T, "theory only: 1 layer eps^-k(T), 2 layers (1,1) O(eps^-1)",
                                len(heads) == 2, note="no experiment in the paper"))
+    for heads in ((1,), (4,), (1, 1)):
+        rows.append(Config("induction head (Sanford et al. 2024)", lambda: targets.k_hop(1), "k_hop(k=1)", heads,
+                           32, 4, 32, "theory: one layer needs size growing with T, two layers suffice "
+                           "(recovered by InfoFlow, as summarised)", len(heads) == 2,
+                           note="content-addressed pointers (ours), no experiment in the papers"))
     for h in range(1, 6):
         rows.append(Config("head count, 1 layer (P1 Table 2)", lambda: targets.max_retrieval(4), "max_retrieval(D=4)",
                            (h,), 8 * h, 4, 64, f"NMSE {P1_SINGLE_LAYER_T64_NMSE[h]:.3g} (P1, T=64)", h >= 4))

@@ -47,7 +47,7 @@ def plot_information_flow(prop: Propagation, X: np.ndarray, *, ax=None, title: s
         y1, y0 = st.layer, st.layer - 1
         color = PALETTE[((st.head or 1) - 1) % len(PALETTE)]
         if st.mode == "retrieval":
-            sel = target.selected_positions(X[None], _index_of(target, st.label))[0] + 1
+            sel = prop.retrieved(st, X)
             if st.query == TOKENS:
                 for t in range(1, T + 1):
                     arrow(int(sel[t - 1]), y0, t, y1, color)
@@ -91,9 +91,3 @@ def plot_information_flow(prop: Propagation, X: np.ndarray, *, ax=None, title: s
     ax.set_title(title if title is not None else f"{target.name}, heads {arch.heads}, T = {T}")
     return ax
 
-
-def _index_of(tree: Tree, label: str) -> int:
-    for info in tree.nodes():
-        if info.label == label:
-            return info.index
-    raise ValueError(f"no node labelled {label!r} in {tree.name}")  # pragma: no cover
