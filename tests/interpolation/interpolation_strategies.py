@@ -1,7 +1,10 @@
 """Hypothesis strategies for datasets that satisfy the assumptions of Theorem 1.6, with the
 adversarial families of issue 3: heavy token sharing, nested sequences, N = 1, n_j = 1, m_j = n_j,
 targets equal to input tokens, targets shared between sequences, near-duplicate tokens across
-sequences (1e-7 apart), data scales 1e-3..1e3, d from 2 to 64."""
+sequences (1e-7 apart), data scales 1e-3..1e3, d from 2 to 64; and of issue 13 (from
+:mod:`transformer_theory.interpolation.examples`): sequences that are copies of one another 1e-8 to
+1e-12 apart (``twins``), pools with near-duplicates 1e-9 to 1e-12 apart (``close_pool``) and interleaved
+rotations of points on a circle (``circle``, d = 2)."""
 
 from __future__ import annotations
 
@@ -9,11 +12,20 @@ import numpy as np
 from hypothesis import strategies as st
 
 from transformer_theory.interpolation import SequenceDataset
+from transformer_theory.interpolation.examples import circle_dataset, near_duplicate_dataset, twin_dataset
 
-FAMILIES = ("generic", "sharing", "nested", "singletons", "near_duplicates")
+FAMILIES = ("generic", "sharing", "nested", "singletons", "near_duplicates", "twins", "close_pool", "circle")
 
 
 def _inputs(family: str, rng: np.random.Generator, N: int, d: int, scale: float) -> list[np.ndarray]:
+    seed = int(rng.integers(2**31))
+    if family == "twins":
+        gap = 10.0 ** -int(rng.integers(8, 13))
+        return [x * scale for x in twin_dataset(int(rng.integers(1, 6)), d, gap, seed, copies=min(N + 1, 4)).inputs]
+    if family == "close_pool":
+        return near_duplicate_dataset(N, d, 10.0 ** -int(rng.integers(9, 13)), seed, scale=scale).inputs
+    if family == "circle":  # d = 2 whatever was drawn
+        return [x * scale for x in circle_dataset(N, int(rng.integers(2, 7)), seed).inputs]
     if family == "generic":
         return [rng.uniform(-scale, scale, (int(rng.integers(1, 6)), d)) for _ in range(N)]
     if family == "singletons":

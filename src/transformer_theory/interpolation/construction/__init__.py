@@ -6,11 +6,13 @@ softmax, Theorem 1.8); another construction registers itself with :func:`registe
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+from transformer_theory.checks import boolean, one_of, seed_value
 from transformer_theory.interpolation.construction.hardmax import build_hardmax, paper_num_blocks_hardmax
 from transformer_theory.interpolation.construction.softmax import build_softmax, paper_num_blocks_softmax
 from transformer_theory.interpolation.dataset import SequenceDataset
+from transformer_theory.interpolation.hausdorff import PATHS, check_paths
 from transformer_theory.interpolation.transformer import Transformer
 
 #: attention kind -> builder(dataset, *, seed, match_paper_depth, exact, **options) -> Transformer
@@ -39,18 +41,31 @@ def build_interpolator(
     seed: int = 0,
     match_paper_depth: bool = False,
     exact: bool = False,
+    check: Sequence[str] = ("dense", "torch"),
     **options: Any,
 ) -> Transformer:
     """A transformer ``T`` with ``d_H(T(X^j), Y^j) = 0`` for every sequence of ``dataset``.
 
     ``seed`` fixes every random choice (same seed, same model); ``match_paper_depth`` pads with identity
     blocks to the paper's depth; ``exact=True`` builds and evaluates in rational arithmetic (hardmax only).
+    Before returning, the model is verified on the structured path (the construction tracks it) and on the
+    evaluation paths in ``check`` (:data:`~transformer_theory.interpolation.hausdorff.PATHS`; the dense and
+    torch paths cost a few structured evaluations each, pass ``check=()`` to skip them): a miss beyond the
+    tolerance raises ``RuntimeError`` naming the path.
     Softmax options (``temperature``, ``allow_above_threshold``, ``slot_offset``, ``sphere_radius``):
     :func:`~transformer_theory.interpolation.construction.softmax.build_softmax`.
     """
     if not isinstance(dataset, SequenceDataset):
         raise ValueError(f"dataset must be a SequenceDataset, got {type(dataset).__name__}")
-    if attention not in BUILDERS:
-        known = ", ".join(sorted(BUILDERS))
-        raise ValueError(f"attention={attention!r}: available constructions are {known}")
-    return BUILDERS[attention](dataset, seed=seed, match_paper_depth=match_paper_depth, exact=exact, **options)
+    one_of("attention", attention, tuple(BUILDERS))
+    seed_value(seed)
+    boolean("match_paper_depth", match_paper_depth)
+    boolean("exact", exact)
+    if isinstance(check, str):
+        raise ValueError(f"check must be a sequence of path names, got the string {check!r}")
+    for path in check:
+        one_of("check", path, PATHS)
+    model = BUILDERS[attention](dataset, seed=seed, match_paper_depth=match_paper_depth, exact=exact, **options)
+    if model.guaranteed:
+        check_paths(model, dataset, [path for path in check if path != "structured"])
+    return model
