@@ -30,7 +30,7 @@ MAX_DRAWS = 32
 #: than the rounding of ``u·x`` itself, which moves the point to be moved within it.
 ROUNDING = 1e3
 #: Draws of :func:`peel_move` right after one that could not protect every point (peeling has stalled).
-FEW_DRAWS = 2
+FEW_DRAWS = 4
 #: A draw is accepted at once when the moved point's gap is at least ``1/SPACING`` of the mean spacing
 #: of the projections (about 1.7 draws per hat on generic data; crowded points get all draws).
 SPACING = 4
