@@ -44,8 +44,8 @@ def below_box(d: int, slot_start: float = 3) -> tuple[float, float, tuple[float,
     """Slots that all lie below the box along ``u₂ =`` :func:`side`: ``(κ, R, arc)`` for P-slots
     ``s_j·𝟙 − κ u₂`` (``s_j ≥ slot_start``) and sphere slots of radius R on the arc ``θ ∈ arc``
     (:func:`sphere_slots`), both at ``u₂·x ≤ min_B u₂·x − BELOW_MARGIN``; ``None`` when ``slot_start`` is too
-    close to the box for that. The construction uses them in d = 2, the only dimension without directions
-    ⊥ 𝟙 and ⊥ u₂ (along which all the usual slots project to 0).
+    close to the box for that. The construction uses them in d ≤ 3, where the directions ⊥ 𝟙 and ⊥ u₂
+    (along which all the usual slots project to 0) are too few to find good hat windows.
 
     Lemmas 4.2 and 4.3 still hold: moving the P-slot ``κ`` off the diagonal changes a box token's scores by at
     most ``κ·|u₂·x| ≤ κ``, at most half the margin ``(s_j − 2)·d`` by which it prefers its P-leader (the

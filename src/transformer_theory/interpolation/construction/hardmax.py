@@ -157,9 +157,10 @@ def separate(c: Construction) -> None:
         if choice is not None and choice[3]:
             (z, u, gap), members = choice[:3], None
         else:  # the candidate whose best hat rounds least in a dense evaluation; one with near-duplicates
-            tries = []  # moves them along (a narrow window isolating it would round like 1/its width)
+            tries = []  # moves those the other sequence lacks along (an isolating window would be as narrow)
             for z in candidates[:PAIRS_TRIED]:
-                members = np.flatnonzero(classes == classes[z])
+                other = config.points_of(k if z in config.points_of(j) else j)
+                members = np.setdiff1d(np.flatnonzero(classes == classes[z]), other)
                 tries.append((int(z), members, *best_direction(config.points, int(z), rng, members)))
             z, members, u, gap = max(tries, key=lambda t: t[4])[:4]
         top = project(config.points, v).max()
@@ -216,9 +217,10 @@ def select_leaders(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1)
     construction of Theorem 1.8 changes both).
 
     The hats peel the leaders (:func:`move_all`) along directions that leave every slot below the leader
-    moved. In d ≥ 3 these are the directions ⊥ 𝟙 and ⊥ u₂ (:func:`~.geometry.side`), along which all slots
-    project to 0. In d = 2 there are none; the slots are then those of :func:`~.geometry.below_box` (all below
-    the box along u₂, the sphere radius at least ``below_box``'s), where ``slot_start`` allows it.
+    moved. In d ≤ 3 the slots are those of :func:`~.geometry.below_box` (all below the box along u₂, the sphere
+    radius at least ``below_box``'s), where ``slot_start`` allows it, and the directions are u₂ turned freely
+    in {𝟙, u₂}⊥; in d ≥ 4 (or without room for ``below_box``) the directions lie in {𝟙, u₂}⊥, along which all
+    slots project to 0 (that plane has only d − 2 dimensions to find good windows in).
 
     Leaders are private tokens, preferably without a near-duplicate (:data:`NEAR`) anywhere, then without
     one in another sequence. Returns the leader token indices of every sequence, its P-leader first."""
@@ -235,7 +237,7 @@ def select_leaders(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1)
         order = np.lexsort((~isolated[points], ~near_private[points]))
         leaders.append(tokens[order][:m_j])
     u1, u2 = np.ones(c.d) / np.sqrt(c.d), side(c.d)
-    below = below_box(c.d, slot_start) if c.d == 2 else None
+    below = below_box(c.d, slot_start) if c.d <= 3 else None
     if below is not None:
         kappa, radius, arc = below
         slots = _slots(c, slot_start, max(radius, sphere_radius), arc, offset=-kappa * u2)
@@ -244,11 +246,11 @@ def select_leaders(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1)
 
     def direction() -> np.ndarray:
         g = c.rng.standard_normal(c.d)
-        if c.d > 2:  # slots project to 0 (P-slots lie on the diagonal, sphere slots in span(𝟙, u₂)), tilted a
-            u = g - (g @ u1) * u1 - (g @ u2) * u2  # little so that points level along ⊥ can be told apart
-            u += 10 ** -c.rng.uniform(1, 6) * (c.rng.standard_normal() * u1 + c.rng.standard_normal() * u2)
-        elif below is not None:  # near u₂, below which all slots lie
-            u = u2 + c.rng.uniform(-0.02, 0.02) * u1
+        free = g - (g @ u1) * u1 - (g @ u2) * u2  # moves no slot: P-slots are in span(𝟙, u₂), sphere slots too
+        if below is not None:  # u₂ (below which all slots lie), turned freely in {𝟙, u₂}⊥ and a little toward 𝟙
+            u = u2 + c.rng.uniform(0, 2) * free + c.rng.uniform(-0.02, 0.02) * u1
+        elif c.d > 2:  # the slots project to 0; tilted a little so that points level along free can be told apart
+            u = free + 10 ** -c.rng.uniform(3, 7) * (c.rng.standard_normal() * u1 + c.rng.standard_normal() * u2)
         else:
             u = g
         return c.backend.asarray(np.round(u * 2**DYADIC_BITS) / 2**DYADIC_BITS)

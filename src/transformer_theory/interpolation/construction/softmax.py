@@ -118,10 +118,10 @@ def build_softmax(
     soft regime, where the clusters of the box tokens keep a spread before exactification, needs the box
     tokens to set τ*: e.g. ``slot_offset=0.05`` with ``sphere_radius=10·d`` (10 suffices in d ≤ 3). With the
     defaults in d ≥ 3 the sphere tokens usually set τ* and the box tokens' weights underflow to hardmax.
-    In d = 2, where ``slot_offset`` leaves room for it, the slots of :func:`~.geometry.below_box` are used (the
+    In d ≤ 3, where ``slot_offset`` leaves room for it, the slots of :func:`~.geometry.below_box` are used (the
     sphere radius then at least ``below_box``'s), so that the dense and torch evaluations round as little as
-    the structured one (:func:`~.hardmax.select_leaders`); with a smaller offset (the soft regime) they may miss
-    near-duplicate tokens in the plane, which the build reports.
+    the structured one (:func:`~.hardmax.select_leaders`); with a smaller offset (the soft regime) they may
+    miss near-duplicate tokens in the plane, which the build reports.
     ``collapse`` lengths are in the construction's units (the model's ``unit``).
     """
     if exact:
