@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from transformer_theory.checks import (finite_real, is_integer, non_negative_int, non_negative_real, one_of,
+from transformer_theory.checks import (boolean, finite_real, is_integer, non_negative_int, non_negative_real, one_of,
                                        positive_int, positive_real, seed_value)
 
 
@@ -56,3 +56,14 @@ def test_one_of_lists_the_choices(value) -> None:
     with pytest.raises(ValueError, match=r"attention must be one of 'hardmax', 'softmax', got"):
         one_of("attention", value, ("hardmax", "softmax"))
     assert one_of("attention", "softmax", ("hardmax", "softmax")) == "softmax"
+
+
+@pytest.mark.parametrize("value", [True, False, np.bool_(True)])
+def test_boolean_accepts_python_and_numpy_bools(value) -> None:
+    assert boolean("exact", value) is bool(value)
+
+
+@pytest.mark.parametrize("value", [1, 0, "yes", None, 1.0])
+def test_boolean_refuses_with_the_name(value) -> None:
+    with pytest.raises(ValueError, match=r"^exact must be True or False"):
+        boolean("exact", value)

@@ -11,10 +11,12 @@ import math
 import numbers
 from typing import Any, Collection, TypeVar
 
+import numpy as np
+
 T = TypeVar("T")
 
 __all__ = ["is_integer", "is_real", "positive_int", "non_negative_int", "positive_real", "non_negative_real",
-           "finite_real", "one_of", "seed_value"]
+           "finite_real", "one_of", "seed_value", "boolean"]
 
 
 def is_integer(value: object) -> bool:
@@ -76,3 +78,10 @@ def one_of(name: str, value: T, choices: Collection[Any]) -> T:
 def seed_value(value: object, name: str = "seed") -> int:
     """A random seed: an integer >= 0 (``ValueError`` naming ``name`` otherwise)."""
     return non_negative_int(name, value)
+
+
+def boolean(name: str, value: object) -> bool:
+    """``value`` if it is ``True`` or ``False`` (Python or NumPy bool), else ``ValueError`` naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)

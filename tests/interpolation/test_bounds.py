@@ -30,15 +30,16 @@ def test_every_block_is_within_the_per_block_bound(ds) -> None:
         assert model.num_parameters() <= construction_parameter_bound(ds.output_lengths, ds.d, attention)
 
 
-def test_a_shifted_hat_reaches_its_documented_count() -> None:
-    """The docstring's 3d + 9 for a hat with a shift: η, u, 4 biases, δ (d), 4 bump coefficients, τ₀ (d)."""
+def test_the_layer_counts_of_the_docstring() -> None:
+    """bounds.py's per-layer counts: a hat 2d + 9, the affine embedding 2d + 2, all at most 8d + 5."""
     from transformer_theory.interpolation.examples import random_dataset
 
-    ds = random_dataset(5, 3, seed=1)
-    model = build_interpolator(ds, seed=1)
+    d = 3
+    model = build_interpolator(random_dataset(5, d, seed=1), seed=1)
     hats = [b.ff for b in model.blocks if isinstance(b.ff, HatFeedForward)]
-    assert max(h.num_parameters() for h in hats) <= 3 * 3 + 9
-    assert any(h.shift is not None for h in hats)  # leader selection's first move rescales the cloud
+    others = [b.ff for b in model.blocks if not isinstance(b.ff, HatFeedForward) and not b.ff.is_identity]
+    assert hats and {h.num_parameters() for h in hats} == {2 * d + 9}
+    assert others and all(f.num_parameters() <= 8 * d + 5 for f in others)
 
 
 @pytest.mark.parametrize("args,match", [(([], 2), "non-empty"), (([1, 0], 2), r"m_lengths\[1\]"),

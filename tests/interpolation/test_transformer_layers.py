@@ -19,9 +19,9 @@ from transformer_theory.interpolation import (
     SelfAttention,
     Transformer,
 )
-from transformer_theory.interpolation.arithmetic import EXACT
+from transformer_theory.interpolation.arithmetic import EXACT, FLOAT
 from transformer_theory.interpolation.construction.geometry import sphere_slots
-from transformer_theory.interpolation.construction.hat import hat_move
+from transformer_theory.interpolation.construction.hat import hat_along, hat_move, peel_move
 from transformer_theory.interpolation.segments import Segments
 
 RNG = np.random.default_rng(0)
@@ -142,38 +142,60 @@ def test_feed_forward_formula_and_identity() -> None:
     assert SelfAttention.identity().is_identity and SelfAttention.identity().num_parameters(3) == 0
 
 
-@pytest.mark.parametrize("affine", [False, True])
-def test_hat_moves_exactly_one_point(affine: bool) -> None:
+def test_hat_moves_exactly_one_point() -> None:
     P = RNG.normal(size=(30, 5))
     q = RNG.normal(size=5)
-    eta, shift = (0.5, RNG.normal(size=5)) if affine else (1, None)
-    ff = hat_move(P, 7, q, np.random.default_rng(3), eta, shift)
-    assert isinstance(ff, HatFeedForward) and ff.width == 4 and ff.flat_top == (not affine)
+    ff = hat_move(P, 7, q, np.random.default_rng(3))
+    assert isinstance(ff, HatFeedForward) and ff.width == 4
     Y = ff(P)
     others = np.arange(30) != 7
-    expected = P[others] if not affine else P[others] * eta + shift
-    assert np.array_equal(Y[others], expected)  # bitwise: the increment is exactly 0
+    assert np.array_equal(Y[others], P[others])  # bitwise: the increment is exactly 0
     np.testing.assert_allclose(Y[7], q, atol=1e-15)
     np.testing.assert_allclose(ff.apply_dense(P), Y, atol=1e-10)  # the same function as η x + W σ(U x + b)
 
 
-def test_flat_top_hat_tolerates_small_perturbations_of_the_moved_point() -> None:
-    P = RNG.normal(size=(10, 3))
-    ff = hat_move(P, 0, np.zeros(3), np.random.default_rng(0))
-    nudged = P[:1] + 0.2 * ff.eps * ff.u / np.sum(ff.u**2)
-    np.testing.assert_allclose(ff(nudged)[0], nudged[0] + ff.displacement, atol=1e-15)
+def test_hat_biases_are_exact_float64_numbers() -> None:
+    """The window is rounded onto the float grid of |t_p| + ε: the biases ±ε − t_p, ±ε/2 − t_p and their
+    differences are exact, so a dense evaluation puts the moved point on the flat top even when ε is a
+    millionth of t_p."""
+    P = np.array([[1000.0, 0.0], [1000.0 + 1e-6, 3e-7], [0.0, 1.0]])
+    ff = hat_move(P, 0, np.array([5.0, 5.0]), np.random.default_rng(0))
+    b = ff.b
+    assert b[0] - b[1] == ff.eps / 2 and b[1] - b[2] == ff.eps and b[2] - b[3] == ff.eps / 2
+    np.testing.assert_allclose(ff.apply_dense(P)[0], [5.0, 5.0], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ff.apply_dense(P)[1:], P[1:], rtol=0, atol=1e-12)  # cancellation: ~ε_mach·|δ||s|/ε
 
 
-def test_parameters_are_exposed() -> None:
-    v = np.array([1.0, 2.0])
-    sa = SelfAttention(0.7, ScaledIdentity(0.3), RankOne(v, v))
-    V, A = sa.matrices(2)
-    assert np.array_equal(V, 0.3 * np.eye(2)) and np.array_equal(A, np.outer(v, v))
-    assert sa.num_parameters(2) == 1 + 1 + 2 and sa.num_parameters(2, structured=False) == 9
-    model = Transformer([Block(FeedForward.identity(2), sa)], d=2)
-    assert model.num_blocks == 1 and model(np.eye(2)).shape == (2, 2)
+def test_peeled_hat_leaves_the_protected_points_bitwise_put_in_a_dense_evaluation() -> None:
+    """Tool A moving the extreme candidate: every protected point is on the side of the window where all four
+    neurons are 0, so even the dense formula returns it unchanged, whatever the window's width."""
+    rng = np.random.default_rng(1)
+    P = np.vstack([rng.uniform(0, 1, (40, 3)), [[0.5, 0.5, 0.5]], [[0.5, 0.5, 0.5 + 1e-11]]])
+    candidates, protected = np.arange(30, 42), np.arange(10)
+    p, u, gap, protects_all = peel_move(P, candidates, protected, lambda: FLOAT.gaussian_direction(rng, 3))
+    assert protects_all and p in candidates
+    ff = hat_along(P, p, np.full(3, 9.0), u, gap)
+    dense = ff.apply_dense(P)
+    assert np.array_equal(dense[protected], P[protected])
+    assert np.array_equal(dense[np.setdiff1d(candidates, [p])], P[np.setdiff1d(candidates, [p])])
 
 
-def test_softmax_needs_a_temperature() -> None:
-    with pytest.raises(ValueError, match="temperature"):
-        SelfAttention(1.0, ScaledIdentity(0.0), ScaledIdentity(1.0), "softmax")
+@pytest.mark.parametrize("factor", [2.0**-300, 0.125, 2.0**200])
+def test_rescaled_layers_are_the_old_ones_times_the_factor_bitwise(factor: float) -> None:
+    """``Transformer.rescaled``: every layer is positively homogeneous once its biases, windows and attention
+    matrices are rescaled, and a power of two commutes with rounding."""
+    P = RNG.normal(size=(6, 3))
+    v = np.abs(RNG.normal(size=3)) + 1
+    blocks = [
+        Block(FeedForward.affine(0.5, RNG.normal(size=3)), SelfAttention.identity()),
+        Block(hat_move(P, 2, RNG.normal(size=3), np.random.default_rng(0)), SelfAttention(0.7, ScaledIdentity(0.3), RankOne(v, v))),
+        Block(FeedForward.identity(3), SelfAttention(0.0, ScaledIdentity(1.0), ScaledIdentity(1.0))),
+        Block(FeedForward.identity(3), SelfAttention(0.2, ScaledIdentity(0.8), DenseMatrix(RNG.normal(size=(3, 3))), "softmax", 0.5)),
+    ]
+    model = Transformer(blocks, d=3)
+    scaled = model.rescaled(factor)
+    assert scaled.blocks[1].sa.A.a is scaled.blocks[1].sa.A.b  # the symmetric v vᵀ keeps its d parameters
+    for structured in (True, False):
+        assert np.array_equal(scaled.apply([P * factor], structured)[0], model.apply([P], structured)[0] * factor)
+
+

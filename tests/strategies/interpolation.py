@@ -2,8 +2,9 @@
 
 The families live in :mod:`transformer_theory.interpolation.examples` (shared with the chapters and the
 benchmarks): heavy token sharing, nested sequences, N = 1, n_j = 1, m_j = n_j, targets equal to input
-tokens, targets shared between sequences, near-duplicate tokens across sequences (1e-7 apart); here
-hypothesis draws the family, the sizes, data scales 1e-3..1e3 and d from 2 to 64.
+tokens, targets shared between sequences, near-duplicate tokens across sequences (1e-7 apart), copies of one
+sequence 1e-8 to 1e-12 apart, pools with near-duplicates 1e-9 to 1e-12 apart, interleaved rotations on a
+circle; here hypothesis draws the family, the sizes, data scales 1e-3..1e3 and d from 2 to 64.
 """
 
 from __future__ import annotations

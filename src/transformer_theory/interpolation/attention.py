@@ -11,7 +11,7 @@ Evaluation exploits the structure of ``A`` and ``V`` (spec §4.8): an identity l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -73,6 +73,13 @@ class SelfAttention:
         """``(V, A)`` as dense d×d arrays."""
         return self.V.matrix(d), self.A.matrix(d)
 
+    def rescaled(self, factor: Any) -> "SelfAttention":
+        """``X ↦ factor·SA(X / factor)`` (``factor > 0``): A becomes ``A / factor²``, so the scores, hence the
+        weights at the same temperature, do not change; ρ and V are linear and stay."""
+        if self.is_identity:
+            return self
+        return replace(self, A=self.A.for_scale(factor))
+
     def num_parameters(self, d: int, structured: bool = True) -> int:
         """Dense: ρ, V, A (1 + 2d²). Structured: ρ plus the free entries of V and A (0 for the identity)."""
         if not structured:
@@ -94,8 +101,11 @@ class SelfAttention:
     def apply(self, X: np.ndarray, segments: Segments, structured: bool = True) -> np.ndarray:
         """The layer on stacked sequences (attention within each segment).
 
-        ``structured=False`` evaluates with dense d×d matrices and full n×n attention, as a reference.
+        ``structured=False`` evaluates with dense d×d matrices and full n×n attention, as a reference. The
+        identity layer returns ``X`` on both paths (its dense formula ``1·X + 0·π(X)X`` is exactly ``X``).
         """
+        if self.is_identity:
+            return X
         if not structured:
             d = X.shape[1]
             V, A = self.matrices(d)

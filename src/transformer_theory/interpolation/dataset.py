@@ -7,34 +7,81 @@ sets (equal inputs with equal target sets are merged, with a warning).
 
 from __future__ import annotations
 
+import math
+import numbers
 import warnings
 from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
 
+from transformer_theory.checks import is_real
 
-def _as_token_array(seq, what: str, j: int, exact: bool) -> np.ndarray:
-    """A (n, d) array: float64, or an object array of Fractions when ``exact``."""
+#: Supported data scales (largest |coordinate|): the construction rescales its attention matrices by
+#: scale⁻² (:meth:`~transformer_theory.interpolation.transformer.Transformer.rescaled`), which must stay
+#: a normal float64 number with room to spare.
+SCALE_RANGE = (2.0**-480, 2.0**480)
+
+
+def _numbers(seq, label: str) -> np.ndarray:
+    """``seq`` as an array whose entries are real numbers (a NumPy int/float array, or an object array of
+    :func:`~transformer_theory.checks.is_real` values); complex, bool and string entries are refused."""
+    if isinstance(seq, np.ndarray) and seq.dtype.kind in "iuf":
+        return seq
     try:
-        arr = np.array(seq, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} sequence {j}: not an array of numbers ({exc})") from None
-    if arr.ndim == 1 and arr.size == 0 or arr.ndim == 2 and arr.shape[0] == 0:
-        raise ValueError(f"{what} sequence {j} is empty (every sequence needs at least one token)")
-    if arr.ndim != 2:
-        raise ValueError(f"{what} sequence {j}: expected an array of shape (n, d), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} sequence {j} has non-finite values (NaN or inf)")
-    if exact:
-        return np.vectorize(Fraction, otypes=[object])(np.array(seq, dtype=object))
+        arr = np.asarray(seq, dtype=object)
+    except ValueError as exc:  # inhomogeneous nesting
+        raise ValueError(f"{label}: not an array of numbers ({exc})") from None
+    for value in arr.flat:
+        if isinstance(value, (list, tuple, np.ndarray)):
+            raise ValueError(f"{label}: not an array of numbers (ragged: its rows have different lengths)")
+        if not is_real(value):
+            raise ValueError(
+                f"{label}: not an array of real numbers ({value!r} is a {type(value).__name__}; complex numbers, "
+                "bools and strings are refused)"
+            )
     return arr
+
+
+def _exact(value, label: str) -> Fraction:
+    """A coordinate of an exact dataset as a Fraction: integers and Fractions, or float64 values (converted
+    exactly); lower- or higher-precision floats (float16, float32, longdouble) are refused."""
+    if isinstance(value, numbers.Rational):
+        return Fraction(value)
+    if isinstance(value, float):  # Python floats and np.float64
+        if not math.isfinite(value):
+            raise ValueError(f"{label} has non-finite values (NaN or inf)")
+        return Fraction(value)
+    raise ValueError(
+        f"{label} mixes Fractions with {type(value).__name__} values; an exact dataset takes Fractions, integers or "
+        "float64 numbers"
+    )
+
+
+def as_tokens(seq, label: str, exact: bool) -> np.ndarray:
+    """A finite (n, d) array of tokens: float64, or an object array of Fractions when ``exact``.
+
+    ``label`` names the sequence in the ``ValueError`` raised for anything else (wrong type or shape, NaN/inf).
+    """
+    arr = _numbers(seq, label)
+    if arr.ndim == 1 and arr.size == 0 or arr.ndim == 2 and arr.shape[0] == 0:
+        raise ValueError(f"{label} is empty (every sequence needs at least one token)")
+    if arr.ndim != 2:
+        raise ValueError(f"{label}: expected an array of shape (n, d), got shape {arr.shape}")
+    if exact:
+        out = np.empty(arr.shape, dtype=object)
+        out.flat[:] = [_exact(v, label) for v in arr.flat]
+        return out
+    values = arr.astype(np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{label} has non-finite values (NaN or inf)")
+    return values
 
 
 def _holds_fractions(seq) -> bool:
     try:
         return any(isinstance(v, Fraction) for v in np.asarray(seq, dtype=object).flat)
-    except ValueError:  # ragged: reported by _as_token_array
+    except ValueError:  # ragged: reported by as_tokens
         return False
 
 
@@ -51,9 +98,10 @@ def _repeated(arr: np.ndarray) -> tuple[int, int] | None:
 class SequenceDataset:
     """Input sequences ``X^j`` (n_j, d) and target sequences ``Y^j`` (m_j, d), j = 0..N−1.
 
-    Raises ``ValueError`` naming the sequence and the violated assumption. Attributes: ``inputs``,
-    ``targets`` (lists of arrays: float64, or Fractions if given), ``N``, ``d``,
-    ``total_output_length`` (M = Σ m_j), ``scale`` (largest absolute coordinate, at least 1e-300).
+    Raises ``ValueError`` naming the sequence and the violated assumption, or the data scale when it lies
+    outside :data:`SCALE_RANGE`. Attributes: ``inputs``, ``targets`` (lists of arrays: float64, or Fractions
+    if given), ``N``, ``d``, ``total_output_length`` (M = Σ m_j), ``scale`` (largest absolute coordinate) and
+    ``unit`` (the power of two the construction measures lengths in).
     """
 
     def __init__(self, inputs: Sequence, targets: Sequence) -> None:
@@ -63,8 +111,8 @@ class SequenceDataset:
         if len(inputs) != len(targets):
             raise ValueError(f"{len(inputs)} input sequences but {len(targets)} target sequences")
         exact = any(_holds_fractions(s) for s in inputs + targets)
-        xs = [_as_token_array(x, "input", j, exact) for j, x in enumerate(inputs)]
-        ys = [_as_token_array(y, "target", j, exact) for j, y in enumerate(targets)]
+        xs = [as_tokens(x, f"input sequence {j}", exact) for j, x in enumerate(inputs)]
+        ys = [as_tokens(y, f"target sequence {j}", exact) for j, y in enumerate(targets)]
         d = xs[0].shape[1]
         if d < 2:
             raise ValueError(f"input sequence 0 has token dimension d = {d}; the construction needs d >= 2")
@@ -87,8 +135,16 @@ class SequenceDataset:
                     f"target sequence {j} has m_j = {len(y)} tokens but input sequence {j} has only "
                     f"n_j = {len(x)}; the construction needs m_j <= n_j"
                 )
+        top = max(np.max(np.abs(a)) for a in xs + ys)  # exact for Fractions
+        if top != 0 and not SCALE_RANGE[0] <= top <= SCALE_RANGE[1]:
+            raise ValueError(
+                f"the data scale (largest |coordinate|) is {float(top):.3g}, outside the supported range "
+                f"{SCALE_RANGE[0]:.1e} to {SCALE_RANGE[1]:.1e}: the model's attention matrices scale like "
+                "scale^-2 and would not be float64 numbers; rescale the data"
+            )
         self.inputs, self.targets = self._merge_equal_inputs(xs, ys)
         self.d = d
+        self.scale = float(top)
 
     @staticmethod
     def _merge_equal_inputs(xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[list, list]:
@@ -131,9 +187,14 @@ class SequenceDataset:
         return [len(y) for y in self.targets]
 
     @property
-    def scale(self) -> float:
-        """The largest absolute coordinate over inputs and targets (the "data scale" of tolerances)."""
-        return max(float(np.max(np.abs(a.astype(np.float64)))) for a in self.inputs + self.targets)
+    def unit(self) -> float:
+        """The smallest power of two >= ``scale`` (1 for all-zero data): the construction builds on the data
+        divided by ``unit`` (exactly, a power of two) and scales the model back, and the float tolerance is
+        relative to it (:func:`~transformer_theory.interpolation.hausdorff.tolerance`)."""
+        if self.scale == 0:
+            return 1.0
+        mantissa, exponent = math.frexp(self.scale)
+        return math.ldexp(1.0, exponent - 1 if mantissa == 0.5 else exponent)
 
     @property
     def is_rational(self) -> bool:

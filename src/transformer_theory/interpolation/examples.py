@@ -7,6 +7,9 @@
 * :func:`family_dataset`: the adversarial families of the property tests (:data:`FAMILIES`), with the
   target kinds of :data:`TARGET_KINDS`.
 * :func:`adversarial_dataset`: the families of chapter 03's robustness table (:data:`ADVERSARIAL`).
+* :func:`near_duplicate_dataset`, :func:`twin_dataset`, :func:`circle_dataset`: the hard families of the
+  robustness tests (shared pools with near-duplicate tokens, sequences that differ by a tiny shift,
+  interleaved rotations of points on a circle).
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ import numpy as np
 from transformer_theory.checks import one_of, positive_int, positive_real, seed_value
 from transformer_theory.interpolation.dataset import SequenceDataset
 
-#: Input families of the property tests: generic, heavy sharing, nested sets, single tokens, near duplicates.
-FAMILIES = ("generic", "sharing", "nested", "singletons", "near_duplicates")
+#: Input families of the property tests: generic, heavy sharing, nested sets, single tokens, near duplicates
+#: (1e-7 apart), copies of one sequence 1e-8 to 1e-12 apart (twins), pools with near-duplicates 1e-9 to 1e-12
+#: apart (close pool), interleaved rotations of points on a circle (d = 2 whatever d is asked).
+FAMILIES = ("generic", "sharing", "nested", "singletons", "near_duplicates", "twins", "close_pool", "circle")
 #: How :func:`family_dataset` draws targets: fresh points, tokens of the input itself, or a shared pool.
 TARGET_KINDS = ("random", "input_tokens", "shared")
 #: The families of chapter 03's robustness table.
@@ -98,6 +103,14 @@ def uniform_dataset(N: int, n: int, m: int, d: int, seed: int = 0) -> SequenceDa
 
 
 def _family_inputs(family: str, rng: np.random.Generator, N: int, d: int, scale: float) -> list[np.ndarray]:
+    seed = int(rng.integers(2**31))
+    if family == "twins":
+        gap = 10.0 ** -int(rng.integers(8, 13))
+        return [x * scale for x in twin_dataset(int(rng.integers(1, 6)), d, gap, seed, copies=min(N + 1, 4)).inputs]
+    if family == "close_pool":
+        return near_duplicate_dataset(N, d, 10.0 ** -int(rng.integers(9, 13)), seed, scale=scale).inputs
+    if family == "circle":
+        return [x * scale for x in circle_dataset(N, int(rng.integers(2, 7)), seed).inputs]
     if family == "generic":
         return [rng.uniform(-scale, scale, (int(rng.integers(1, 6)), d)) for _ in range(N)]
     if family == "singletons":
@@ -157,3 +170,43 @@ def adversarial_dataset(family: str, N: int, d: int, scale: float = 1.0, seed: i
     noise = np.random.default_rng(seed).normal(size=(N // 2 + 1, d)) * 1e-7 * scale
     twins = [x + noise[: len(x)] for x in base.inputs]
     return SequenceDataset(base.inputs + twins, base.targets + base.targets)
+
+
+def near_duplicate_dataset(
+    N: int, d: int, gap: float, seed: int = 0, n_max: int = 5, scale: float = 1.0
+) -> SequenceDataset:
+    """Heavy sharing with near-duplicates: every input is a random subset of a pool of N + 2 tokens and their
+    copies ``gap·scale`` away (random direction), so tokens of different sequences, and of one sequence, are
+    ``gap`` apart relative to the data; 1..n_j targets uniform in ``[−scale, scale]^d``."""
+    rng = np.random.default_rng(seed)
+    pool = rng.uniform(-scale, scale, size=(N + 2, d))
+    noise = rng.standard_normal(pool.shape)
+    pool = np.concatenate([pool, pool + gap * scale * noise / np.linalg.norm(noise, axis=1, keepdims=True)])
+    inputs = _subsets(pool, N, n_max, rng)
+    targets = [rng.uniform(-scale, scale, size=(int(rng.integers(1, len(x) + 1)), d)) for x in inputs]
+    return SequenceDataset(inputs, targets)
+
+
+def twin_dataset(n: int, d: int, gap: float, seed: int = 0, copies: int = 2) -> SequenceDataset:
+    """``copies`` sequences of n tokens, each a copy of the first moved by ``gap`` (every token has a twin
+    ``gap`` away in every other sequence), with different targets: the sequences differ only at that scale."""
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(-1, 1, size=(n, d))
+    inputs = [base] + [base + gap * rng.standard_normal(base.shape) / np.sqrt(d) for _ in range(copies - 1)]
+    targets = [rng.uniform(-1, 1, size=(int(rng.integers(1, n + 1)), d)) for _ in inputs]
+    return SequenceDataset(inputs, targets)
+
+
+def circle_dataset(N: int, n: int, seed: int = 0, m: int = 2) -> SequenceDataset:
+    """Circle rotations in d = 2: sequence j holds n equally spaced points of the unit circle rotated by
+    ``2πj/(nN)`` (the N·n tokens interleave, neighbours ``2π/(nN)`` apart); its m targets are m of its points
+    rotated by a random angle and halved."""
+    rng = np.random.default_rng(seed)
+    angles = 2 * np.pi * np.arange(n) / n
+    inputs, targets = [], []
+    for j in range(N):
+        theta = angles + 2 * np.pi * j / (n * N)
+        inputs.append(np.stack([np.cos(theta), np.sin(theta)], axis=1))
+        phi = theta[:m] + rng.uniform(0, 2 * np.pi)
+        targets.append(0.5 * np.stack([np.cos(phi), np.sin(phi)], axis=1))
+    return SequenceDataset(inputs, targets)

@@ -1,9 +1,10 @@
-"""Feed-forward layers ``FF(x) = η x + W σ(U x + b)`` (spec §2.1), dense or as a structured hat.
+"""Feed-forward layers ``FF(x) = η x + W σ(U x + b)`` of Paper A's blocks (Fig. 3), dense or as a
+structured hat.
 
-A :class:`HatFeedForward` is Tool A of the construction (spec §4.1, a reconstruction): a width-3
-ReLU layer whose increment is a hat function of one projection ``u·x``; it moves one point and fixes
-every other point of a finite set. An optional fourth neuron (constant input) and ``η ≠ 1`` add the
-affine map ``x ↦ η x + τ₀`` used to rescale the cloud; width ≤ 4, as in the paper (Theorem 1.6).
+A :class:`HatFeedForward` is Tool A of the construction (a reconstruction, see the book's page on how it
+reconstructs the papers): a width-4 ReLU layer whose increment is a flat-top hat of one projection ``u·x``;
+it moves one point and fixes every other point of a finite set. :meth:`FeedForward.affine` is the affine
+map ``x ↦ η x + τ₀`` (width 1) that puts the cloud where the construction needs it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, backend_of
 
 class FeedForwardLayer(Protocol):
     """What a block needs of its feed-forward layer: ``FF(x) = η x + W σ(U x + b)``, evaluated structured
-    (:meth:`apply`) or densely (:meth:`apply_dense`), and counted. :class:`FeedForward`,
+    (:meth:`apply`) or densely (:meth:`apply_dense`), rescaled and counted. :class:`FeedForward`,
     :class:`HatFeedForward` and the softmax construction's ``ClusterFeedForward`` all satisfy it."""
 
     eta: Any
@@ -35,6 +36,8 @@ class FeedForwardLayer(Protocol):
     def apply(self, X: np.ndarray) -> np.ndarray: ...
 
     def apply_dense(self, X: np.ndarray) -> np.ndarray: ...
+
+    def rescaled(self, factor: Any) -> "FeedForwardLayer": ...
 
     def num_parameters(self, structured: bool = True) -> int: ...
 
@@ -83,9 +86,19 @@ class FeedForward(FeedForwardBase):
         backend = EXACT if exact else FLOAT
         return cls(backend.scalar(1), backend.zeros((d, 0)), backend.zeros((0, d)), backend.zeros(0))
 
+    @classmethod
+    def affine(cls, eta: Any, shift: np.ndarray) -> "FeedForward":
+        """``x ↦ η x + τ₀``: one neuron with constant input 1 carries the translation τ₀ (width 1)."""
+        backend = backend_of(shift)
+        return cls(backend.scalar(eta), shift[:, None], backend.zeros((1, len(shift))), backend.asarray(np.ones(1)))
+
     def apply(self, X: np.ndarray) -> np.ndarray:
         """The layer on every row of ``X`` (the identity layer returns ``X`` itself)."""
         return X if self.is_identity else self.apply_dense(X)
+
+    def rescaled(self, factor: Any) -> "FeedForward":
+        """``x ↦ factor·FF(x / factor)``: the biases scale with ``factor`` (σ is positively homogeneous)."""
+        return FeedForward(self.eta, self.W, self.U, self.b * factor)
 
     def num_parameters(self, structured: bool = True) -> int:
         """η, W, U, b (0 for the identity layer when ``structured``)."""
@@ -96,58 +109,40 @@ class FeedForward(FeedForwardBase):
 
 @dataclass(frozen=True, eq=False)
 class HatFeedForward(FeedForwardBase):
-    """Tool A (spec §4.1, reconstruction): ``FF(x) = η x + τ₀ + δ·h(u·x − t_p)``, a bump ``h`` of one projection.
+    """Tool A (reconstruction): ``FF(x) = x + δ·h(u·x − t_p)``, a flat-top bump of one projection.
 
-    Without a shift τ₀ the bump is a **flat-top** hat of width 4 (our improvement on the spec's
-    width-3 triangle): ``h(s) = min(1, max(0, 2(ε − |s|)/ε))``, equal to
-    ``(2/ε)[σ(s + ε) − σ(s + ε/2) − σ(s − ε/2) + σ(s − ε)]``; the moved point may be perturbed by up to
-    ε/2 (rounding of a dense evaluation) and still lands exactly on its destination. With a shift the
-    bump is the spec's triangle ``h(s) = max(0, ε − |s|)/ε = [σ(s + ε) − 2σ(s) + σ(s − ε)]/ε`` and the
-    fourth neuron (constant input 1) carries τ₀. Either way the width is at most 4, as in Theorem 1.6.
-
-    The point ``p`` with ``u·p = t_p`` goes to ``η p + τ₀ + δ``; every ``x`` with ``|u·x − t_p| ≥ ε`` goes to
-    ``η x + τ₀``. :meth:`apply` evaluates the bump in closed form, so outside the window the increment
-    is exactly 0 (no cancellation of large ReLU terms) and the points not being moved stay bitwise put.
+    ``h(s) = min(1, max(0, 2(ε − |s|)/ε))`` equals ``(2/ε)[σ(s + ε) − σ(s + ε/2) − σ(s − ε/2) + σ(s − ε)]``
+    (width 4, as in Theorem 1.6): the point ``p`` with ``u·p = t_p`` goes to ``p + δ`` and may be perturbed by
+    up to ε/2 (rounding of a dense evaluation) and still land exactly there; every ``x`` with
+    ``|u·x − t_p| ≥ ε`` is fixed. :meth:`apply` evaluates the bump in closed form, so outside the window the
+    increment is exactly 0 and the points not being moved stay bitwise put.
     """
 
     u: np.ndarray
     center: Any
     eps: Any
     displacement: np.ndarray
-    eta: Any = 1
-    shift: np.ndarray | None = None
 
-    @property
-    def flat_top(self) -> bool:
-        return self.shift is None
+    eta = 1  # class constant (residual layer), not a field
 
     @property
     def _pattern(self) -> tuple[list, list]:
         """(bias offsets relative to −t_p, output weights relative to δ) of the bump's neurons."""
         e, half = self.eps, self.eps / 2
-        if self.flat_top:
-            return [e, half, -half, -e], [2 / e, -2 / e, -2 / e, 2 / e]
-        return [e, e * 0, -e], [1 / e, -2 / e, 1 / e]
+        return [e, half, -half, -e], [2 / e, -2 / e, -2 / e, 2 / e]
 
     @property
     def W(self) -> np.ndarray:  # noqa: N802
-        cols = [self.displacement * w for w in self._pattern[1]]
-        if self.shift is not None:
-            cols.append(self.shift)
-        return np.stack(cols, axis=1)
+        return np.stack([self.displacement * w for w in self._pattern[1]], axis=1)
 
     @property
     def U(self) -> np.ndarray:  # noqa: N802
-        rows = [self.u] * len(self._pattern[0])
-        if self.shift is not None:
-            rows.append(self.u * 0)
-        return np.stack(rows, axis=0)
+        return np.stack([self.u] * 4, axis=0)
 
     @property
     def b(self) -> np.ndarray:
-        vals = [o - self.center for o in self._pattern[0]] + ([self.eps / self.eps] if self.shift is not None else [])
-        arr = np.empty(len(vals), dtype=object if backend_of(self.u).exact else np.float64)
-        arr[:] = vals
+        arr = np.empty(4, dtype=object if backend_of(self.u).exact else np.float64)
+        arr[:] = [o - self.center for o in self._pattern[0]]
         return arr
 
     @property
@@ -158,28 +153,27 @@ class HatFeedForward(FeedForwardBase):
     def is_identity(self) -> bool:
         return False
 
+    def rescaled(self, factor: Any) -> "HatFeedForward":
+        """``x ↦ factor·FF(x / factor)``: the window and the displacement scale with ``factor``."""
+        return HatFeedForward(self.u, self.center * factor, self.eps * factor, self.displacement * factor)
+
     def bump(self, r: np.ndarray) -> np.ndarray:
-        """``h`` as a function of ``r = |u·x − t_p|`` (1 at the moved point, 0 for ``r ≥ ε``)."""
-        ramp = relu(self.eps - r) / self.eps
-        if self.flat_top:
-            ramp = ramp * 2
-            return np.where(ramp > 1, ramp * 0 + 1, ramp)
-        return ramp
+        """``h`` as a function of ``r = |u·x − t_p|`` (1 for ``r ≤ ε/2``, 0 for ``r ≥ ε``)."""
+        ramp = relu(self.eps - r) / self.eps * 2
+        return np.where(ramp > 1, ramp * 0 + 1, ramp)
 
     def apply(self, X: np.ndarray) -> np.ndarray:
-        """The layer on every row of ``X``; rows outside the window get exactly ``η x + τ₀``."""
+        """The layer on every row of ``X``; rows outside the window are returned unchanged (a copy)."""
         r = np.abs(project(X, self.u) - self.center)
         inside = np.flatnonzero(r < self.eps)
-        Y = X.copy(order="K") if self.eta == 1 else X * self.eta
-        if self.shift is not None:
-            Y = Y + self.shift
+        Y = X.copy(order="K")
         if inside.size:
             Y[inside] = Y[inside] + self.bump(r[inside])[:, None] * self.displacement[None, :]
         return Y
 
     def num_parameters(self, structured: bool = True) -> int:
-        """Dense: η, W, U, b. Structured: η, u, the biases, δ, the bump pattern and τ₀."""
+        """Dense: η, W, U, b. Structured: η, u, the biases, δ and the bump pattern."""
         d = self.u.shape[0]
         if not structured:
             return 1 + 2 * d * self.width + self.width
-        return 1 + d + self.width + d + len(self._pattern[1]) + (d if self.shift is not None else 0)
+        return 1 + d + self.width + d + len(self._pattern[1])

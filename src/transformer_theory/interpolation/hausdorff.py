@@ -1,4 +1,4 @@
-"""Hausdorff distance between token sets, the notion of exact interpolation (spec §2.2).
+"""Hausdorff distance between token sets, the notion of exact interpolation (Theorem 1.6).
 
 ``T`` interpolates the data when ``d_H(T(X^j), Y^j) = 0`` for every j: every output token lies on a
 target and every target is hit (order and multiplicity are ignored).
@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
+from transformer_theory.checks import one_of
+from transformer_theory.interpolation.arithmetic import to_float
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.transformer import Transformer
 
@@ -35,14 +37,69 @@ def hausdorff(A: np.ndarray, B: np.ndarray) -> Any:
     return _sqrt(max(D2.min(axis=1).max(), D2.min(axis=0).max()))
 
 
-def verify(model: Transformer, dataset: SequenceDataset) -> np.ndarray:
-    """Per-sequence errors ``d_H(T(X^j), Y^j)``: float64, or exact Fractions for an exact model."""
-    outputs = model.apply(dataset.inputs)
-    targets = [model.backend.asarray(y) for y in dataset.targets]
+#: The evaluation paths a user can take: structured NumPy (the default), dense NumPy (every layer as
+#: ``η x + W σ(U x + b)`` and full attention), and the float64 PyTorch export.
+PATHS = ("structured", "dense", "torch")
+
+#: The float64 acceptance tolerance, relative to the dataset's unit (about its largest |coordinate|).
+TOLERANCE = 1e-8
+
+
+def torch_module(model: Transformer):
+    """The float64 ``torch.nn.Module`` of ``model`` that the "torch" path evaluates (the one place that
+    obtains it)."""
+    return model.to_torch()
+
+
+def _torch_outputs(model: Transformer, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The torch module on every sequence, sequences of one length batched as ``(B, n, d)``."""
+    import torch
+
+    net = torch_module(model)
+    arrays = [to_float(x) for x in inputs]
+    outputs: list[np.ndarray] = [np.empty(0)] * len(arrays)
+    by_length: dict[int, list[int]] = {}
+    for j, x in enumerate(arrays):
+        by_length.setdefault(len(x), []).append(j)
+    with torch.no_grad():
+        for index in by_length.values():
+            batch = net(torch.from_numpy(np.stack([arrays[j] for j in index]))).numpy()
+            for j, out in zip(index, batch):
+                outputs[j] = out
+    return outputs
+
+
+def verify(model: Transformer, dataset: SequenceDataset, path: str = "structured") -> np.ndarray:
+    """Per-sequence errors ``d_H(T(X^j), Y^j)`` along one evaluation ``path`` (:data:`PATHS`).
+
+    Float64 errors, or exact Fractions for an exact model on the structured and dense paths (the torch path
+    always evaluates in float64).
+    """
+    one_of("path", path, PATHS)
+    if path == "torch":
+        outputs, targets = _torch_outputs(model, dataset.inputs), [to_float(y) for y in dataset.targets]
+    else:
+        outputs = model.apply(dataset.inputs, structured=path == "structured")
+        targets = [model.backend.asarray(y) for y in dataset.targets]
     errors = [hausdorff(out, y) for out, y in zip(outputs, targets)]
-    return np.array(errors, dtype=object if model.exact else np.float64)
+    return np.array(errors, dtype=object if model.exact and path != "torch" else np.float64)
 
 
 def tolerance(dataset: SequenceDataset) -> float:
-    """The float64 acceptance tolerance ``1e-8·(1 + data scale)`` (spec §4.9)."""
-    return 1e-8 * (1.0 + dataset.scale)
+    """The float64 acceptance tolerance ``TOLERANCE · unit`` (relative to the data scale; ``unit`` is the power
+    of two the construction measures lengths in, :attr:`SequenceDataset.unit`)."""
+    return TOLERANCE * dataset.unit
+
+
+def check_paths(model: Transformer, dataset: SequenceDataset, paths: Sequence[str]) -> None:
+    """Raise ``RuntimeError`` naming the path if ``model`` misses a target by more than the tolerance along one
+    of ``paths`` (exact models must be exact on the rational paths)."""
+    for path in paths:
+        errors = verify(model, dataset, path)
+        tol = 0 if model.exact and path != "torch" else tolerance(dataset)
+        worst = int(np.argmax([float(e) for e in errors]))
+        if errors[worst] > tol:
+            raise RuntimeError(
+                f"the {path} evaluation misses the targets of sequence {worst} by {float(errors[worst]):.3g} "
+                f"(tolerance {tol:.3g})"
+            )

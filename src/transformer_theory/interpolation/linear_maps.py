@@ -30,6 +30,10 @@ class ScaledIdentity:
         """Rows ``M x`` for the rows ``x`` of ``X``."""
         return X * self.c
 
+    def for_scale(self, factor: Any) -> "ScaledIdentity":
+        """The score matrix for tokens scaled by ``factor``: ``M / factor²``."""
+        return ScaledIdentity(self.c / (factor * factor))
+
     def num_parameters(self, d: int) -> int:
         return 1
 
@@ -51,6 +55,11 @@ class RankOne:
     def apply(self, X: np.ndarray) -> np.ndarray:
         return project(X, self.b)[:, None] * self.a[None, :]
 
+    def for_scale(self, factor: Any) -> "RankOne":
+        """The score matrix for tokens scaled by ``factor``: ``(a / factor)(b / factor)ᵀ`` (symmetry kept)."""
+        a = self.a / factor
+        return RankOne(a, a if self.a is self.b else self.b / factor)
+
     def num_parameters(self, d: int) -> int:
         return d if self.a is self.b else 2 * d
 
@@ -70,6 +79,10 @@ class DenseMatrix:
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         return X @ self.m.T
+
+    def for_scale(self, factor: Any) -> "DenseMatrix":
+        """The score matrix for tokens scaled by ``factor``: ``M / factor²``."""
+        return DenseMatrix(self.m / (factor * factor))
 
     def num_parameters(self, d: int) -> int:
         return d * d

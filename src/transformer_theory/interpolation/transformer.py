@@ -7,13 +7,14 @@ permutation-equivariant and maps a sequence of n tokens to n tokens.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
 
 import numpy as np
 
 from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, Arithmetic, to_float
 from transformer_theory.interpolation.attention import SelfAttention
+from transformer_theory.interpolation.dataset import as_tokens
 from transformer_theory.interpolation.feed_forward import FeedForwardLayer
 from transformer_theory.interpolation.segments import Segments
 
@@ -36,6 +37,10 @@ class Block:
     def is_identity(self) -> bool:
         return self.ff.is_identity and self.sa.is_identity
 
+    def rescaled(self, factor: Any) -> "Block":
+        """The block ``X ↦ factor·TB(X / factor)`` (``factor > 0``; see :meth:`Transformer.rescaled`)."""
+        return Block(self.ff.rescaled(factor), self.sa.rescaled(factor), self.order)
+
     def apply(self, X: np.ndarray, segments: Segments, structured: bool = True) -> np.ndarray:
         ff = self.ff.apply if structured else self.ff.apply_dense
         if self.order == "ff_sa":
@@ -47,17 +52,24 @@ class Block:
 class Transformer:
     """``T = TB^L ∘ … ∘ TB^1`` acting on sequences of tokens in R^d.
 
-    ``stages`` maps a stage name of the construction to its range of block indices.
+    ``stages`` maps a stage name of the construction to its range of block indices; ``unit`` is the length
+    unit of the construction's geometry (its box is ``[unit, 2·unit]^d``, see :meth:`rescaled`).
     """
 
     blocks: list[Block]
     d: int
     exact: bool = False
     stages: dict[str, range] = field(default_factory=dict)
+    unit: float = 1.0
 
     @property
     def backend(self) -> Arithmetic:
         return EXACT if self.exact else FLOAT
+
+    @property
+    def guaranteed(self) -> bool:
+        """Whether the construction's theorem covers this model (so it must interpolate on every path)."""
+        return True
 
     @property
     def num_blocks(self) -> int:
@@ -95,21 +107,31 @@ class Transformer:
         flat = np.concatenate(arrays) if arrays else np.zeros(1)
         return {"max_abs": float(np.abs(flat).max()), "l2": float(np.linalg.norm(flat))}
 
+    def rescaled(self, factor: Any) -> "Transformer":
+        """The model ``X ↦ factor·T(X / factor)`` for a power of two ``factor``.
+
+        Every layer is positively homogeneous after rescaling its parameters (feed-forward biases and hat
+        windows by ``factor``, attention matrices A by ``factor⁻²``, so the scores do not change): in float64
+        the new model computes exactly ``factor`` times the old one's values, rounding included.
+        """
+        return replace(self, blocks=[block.rescaled(factor) for block in self.blocks], unit=self.unit * float(factor))
+
     def _stack(self, sequences: Sequence[np.ndarray]) -> tuple[np.ndarray, Segments]:
-        arrays = [self.backend.asarray(x) for x in sequences]
+        arrays = [as_tokens(x, f"sequence {j}", self.exact) for j, x in enumerate(sequences)]
         for j, x in enumerate(arrays):
-            if x.ndim != 2 or x.shape[1] != self.d or len(x) == 0:
+            if x.shape[1] != self.d:
                 raise ValueError(f"sequence {j}: expected a non-empty array (n, {self.d}), got shape {x.shape}")
         return self.backend.column_major(np.concatenate(arrays)), Segments.of(arrays)
 
     def apply(self, sequences: Sequence[np.ndarray], structured: bool = True) -> list[np.ndarray]:
         """The outputs of many sequences at once (all tokens stacked; attention within each sequence).
 
-        ``structured=False`` evaluates every layer densely (the reference, much slower).
+        ``structured=False`` evaluates every layer densely (the reference, slower); identity blocks are
+        skipped on both paths (their dense formula returns its input exactly).
         """
         X, segments = self._stack(sequences)
         for block in self.blocks:
-            if structured and block.is_identity:
+            if block.is_identity:
                 continue
             X = block.apply(X, segments, structured)
         return segments.split(X)

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from transformer_theory.interpolation.arithmetic import to_float
-from transformer_theory.interpolation.construction.geometry import BOX_HIGH, BOX_LOW
+from transformer_theory.interpolation.construction.geometry import BOX_HIGH, BOX_LOW, below_box
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.transformer import Transformer
 from transformer_theory.plotting.style import sequence_style
@@ -180,16 +180,19 @@ def plot_leader_selection(model: Transformer, dataset: SequenceDataset) -> plt.F
     the arc of the sphere in the negative quadrant); right, after all leaders were placed."""
     stage = model.stages["leader_selection"]
     paths = model.trace(dataset.inputs)
+    u = model.unit  # the construction's length unit: its box is [u, 2u]^d
+    radius = below_box(2)[1] * u  # the hardmax sphere slots in the plane
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.2))
     for ax, k, title in ((axes[0], stage.start + 1, "first leader placed"), (axes[1], stage.stop, "all leaders placed")):
         draw_tokens(ax, [p[k] for p in paths])
-        ax.add_patch(Rectangle((BOX_LOW, BOX_LOW), BOX_HIGH - BOX_LOW, BOX_HIGH - BOX_LOW, fill=False, ls="--"))
-        ax.text(BOX_LOW, BOX_HIGH + 0.05, "$B$")
-        ax.add_patch(Rectangle((BOX_HIGH, BOX_HIGH), 2.4, 2.4, alpha=0.08, color="tab:purple"))
-        ax.text(4.1, 2.15, "$P$")
+        ax.add_patch(Rectangle((BOX_LOW * u, BOX_LOW * u), (BOX_HIGH - BOX_LOW) * u, (BOX_HIGH - BOX_LOW) * u, fill=False,
+                               ls="--"))
+        ax.text(BOX_LOW * u, (BOX_HIGH + 0.05) * u, "$B$")
+        ax.add_patch(Rectangle((BOX_HIGH * u, BOX_HIGH * u), 3.0 * u, 3.0 * u, alpha=0.08, color="tab:purple"))
+        ax.text(4.7 * u, 2.15 * u, "$P$")
         t = np.linspace(np.pi, 1.5 * np.pi, 100)
-        ax.plot(np.cos(t), np.sin(t), "k:", lw=1)
-        ax.text(-1.0, -0.35, r"$S_R \cap Q$")
+        ax.plot(radius * np.cos(t), radius * np.sin(t), "k:", lw=1)
+        ax.text(-radius, -0.35 * u, r"$S_R \cap Q$")
         ax.axhline(0, color="0.7", lw=0.6)
         ax.axvline(0, color="0.7", lw=0.6)
         ax.set_title(title)

@@ -6,15 +6,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from transformer_theory.checks import one_of
+from transformer_theory.checks import boolean, one_of, seed_value
 from transformer_theory.interpolation.attention import ATTENTIONS
 from transformer_theory.interpolation.construction.bounds import (PAPER_NUM_BLOCKS, block_parameter_bound,
                                                                   construction_parameter_bound)
 from transformer_theory.interpolation.construction.hardmax import build_hardmax
 from transformer_theory.interpolation.construction.softmax import build_softmax
 from transformer_theory.interpolation.dataset import SequenceDataset
+from transformer_theory.interpolation.hausdorff import PATHS, check_paths
 from transformer_theory.interpolation.transformer import Transformer
 
 __all__ = ["BUILDERS", "PAPER_NUM_BLOCKS", "block_parameter_bound", "build_interpolator",
@@ -35,16 +36,31 @@ def build_interpolator(
     seed: int = 0,
     match_paper_depth: bool = False,
     exact: bool = False,
+    check: Sequence[str] = ("dense", "torch"),
     **options: Any,
 ) -> Transformer:
     """A transformer ``T`` with ``d_H(T(X^j), Y^j) = 0`` for every sequence of ``dataset``.
 
     ``seed`` fixes every random choice (same seed, same model); ``match_paper_depth`` pads with identity
     blocks to the paper's depth; ``exact=True`` builds and evaluates in rational arithmetic (hardmax only).
+    Before returning, the model is verified on the structured path (the construction tracks it) and on the
+    evaluation paths in ``check`` (:data:`~transformer_theory.interpolation.hausdorff.PATHS`; the dense and
+    torch paths cost a few structured evaluations each, pass ``check=()`` to skip them): a miss beyond the
+    tolerance raises ``RuntimeError`` naming the path.
     Softmax options (``temperature``, ``allow_above_threshold``, ``slot_offset``, ``sphere_radius``):
     :func:`~transformer_theory.interpolation.construction.softmax.build_softmax`.
     """
     if not isinstance(dataset, SequenceDataset):
         raise ValueError(f"dataset must be a SequenceDataset, got {type(dataset).__name__}")
     one_of("attention", attention, ATTENTIONS)
-    return BUILDERS[attention](dataset, seed=seed, match_paper_depth=match_paper_depth, exact=exact, **options)
+    seed_value(seed)
+    boolean("match_paper_depth", match_paper_depth)
+    boolean("exact", exact)
+    if isinstance(check, str):
+        raise ValueError(f"check must be a sequence of path names, got the string {check!r}")
+    for path in check:
+        one_of("check", path, PATHS)
+    model = BUILDERS[attention](dataset, seed=seed, match_paper_depth=match_paper_depth, exact=exact, **options)
+    if model.guaranteed:
+        check_paths(model, dataset, [path for path in check if path != "structured"])
+    return model

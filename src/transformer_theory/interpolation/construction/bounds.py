@@ -8,9 +8,9 @@ Depths as Paper A states them: ``2M + 2N + 1`` blocks with hardmax attention (Th
 Parameter bound (this project's, not the paper's constant): in the structured count of
 :meth:`~transformer_theory.interpolation.transformer.Transformer.num_parameters` one block holds at most
 
-* a feed-forward layer of hidden width ≤ 4: a hat (η, u, ≤ 4 biases, δ, ≤ 4 bump coefficients, the shift
-  τ₀: at most 3d + 9 numbers) or an exactification layer (η, w, two window ends: d + 3), both at most the
-  8d + 5 of a dense width-4 layer (η, W, U, b);
+* a feed-forward layer of hidden width ≤ 4: a flat-top hat (η, u, 4 biases, δ, 4 bump coefficients: 2d + 9
+  numbers), the affine embedding ``x ↦ η x + τ₀`` (width 1, counted densely: 2d + 2) or an exactification layer
+  (η, w, two window ends: d + 3), each at most the 8d + 5 of a dense width-4 layer (η, W, U, b);
 * a self-attention layer: ρ, V (c·I, or w wᵀ: at most d) and A (v vᵀ, a bᵀ or c·I: at most 2d), at most 3d + 1,
 
 so one block holds at most 11d + 6; :func:`block_parameter_bound` is 11d + 7 (one number of slack, the

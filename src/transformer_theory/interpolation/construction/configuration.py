@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from transformer_theory.interpolation.arithmetic import unique_rows
+from transformer_theory.interpolation.arithmetic import to_float, unique_rows
 from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.segments import Segments
 
@@ -41,6 +41,39 @@ class Configuration:
         P = len(self.points)
         pairs = np.unique(self.segments.sequence_of * P + self.token_point)
         return np.bincount(pairs % P, minlength=P)
+
+    def near_classes(self, relative: float) -> np.ndarray:
+        """For every position, a class label 0, 1, ...: positions closer than ``relative`` times the cloud's
+        width are in one class (single linkage; float64 distances, also for an exact configuration)."""
+        X = to_float(self.points)
+        P, d = X.shape
+        threshold = relative * float(np.ptp(X, axis=0).max()) if P > 1 else 0.0
+        w = np.cos(np.arange(1, d + 1))  # a fixed generic direction: near pairs have near projections
+        s = X @ (w / np.linalg.norm(w))
+        order = np.argsort(s, kind="stable")
+        parent = np.arange(P)
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for offset in range(1, P):
+            close = np.flatnonzero(s[order[offset:]] - s[order[:-offset]] <= threshold)
+            if not close.size:
+                break
+            a, b = order[close], order[close + offset]
+            near = np.sum((X[a] - X[b]) ** 2, axis=1) <= threshold**2
+            for i, k in zip(a[near], b[near]):
+                parent[root(int(i))] = root(int(k))
+        return np.unique([root(i) for i in range(P)], return_inverse=True)[1].reshape(-1)
+
+    def coarse(self, classes: np.ndarray) -> "Configuration":
+        """The configuration with the positions of each class (labels 0, 1, ... from :meth:`near_classes`)
+        merged into one position."""
+        representative = np.unique(classes, return_index=True)[1]
+        return Configuration(self.points[representative], classes[self.token_point], self.segments)
 
     def after_ff(self, ff) -> "Configuration":
         """The configuration after a feed-forward layer applied to every position (equal images merged)."""

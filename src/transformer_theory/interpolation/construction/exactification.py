@@ -58,6 +58,10 @@ class ClusterFeedForward(FeedForwardBase):
     def is_identity(self) -> bool:
         return False
 
+    def rescaled(self, factor: float) -> "ClusterFeedForward":
+        """``x ↦ factor·FF(x / factor)``: the window ``[lo, hi]`` scales with ``factor``."""
+        return ClusterFeedForward(self.w, self.lo * factor, self.hi * factor)
+
     def line(self, t: np.ndarray) -> np.ndarray:
         """``g(t)``: the new line coordinate of a token with line coordinate ``t``."""
         return self.lo - relu(self.lo - t) + relu(t - self.hi)

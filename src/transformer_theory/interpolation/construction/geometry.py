@@ -29,11 +29,43 @@ def box_affine(points: np.ndarray, backend: Arithmetic) -> tuple[Any, np.ndarray
     return eta, BOX_LOW - lo * eta
 
 
-def diagonal_slots(N: int, d: int, rng: np.random.Generator, backend: Arithmetic, start: Any = 3) -> np.ndarray:
-    """P-slots ``s_j·𝟙`` with ``s_j = start + (j + ξ_j)/N``, ξ_j random in [0.1, 0.9) (rows j = 0..N−1)."""
+#: How far below the box (along :func:`side`) the slots of :func:`below_box` lie.
+BELOW_MARGIN = 0.25
+
+
+def side(d: int) -> np.ndarray:
+    """The unit vector ``u₂ ⟂ 𝟙`` in span(e₁, 𝟙) along which the sphere arc of :func:`sphere_slots` turns."""
+    u1 = np.ones(d) / math.sqrt(d)
+    u2 = np.eye(d)[0] - u1 * u1[0]
+    return u2 / np.linalg.norm(u2)
+
+
+def below_box(d: int, slot_start: float = 3) -> tuple[float, float, tuple[float, float]] | None:
+    """Slots that all lie below the box along ``u₂ =`` :func:`side`: ``(κ, R, arc)`` for P-slots
+    ``s_j·𝟙 − κ u₂`` (``s_j ≥ slot_start``) and sphere slots of radius R on the arc ``θ ∈ arc``
+    (:func:`sphere_slots`), both at ``u₂·x ≤ min_B u₂·x − BELOW_MARGIN``; ``None`` when ``slot_start`` is too
+    close to the box for that. The construction uses them in d ≤ 3, where the directions ⊥ 𝟙 and ⊥ u₂
+    (along which all the usual slots project to 0) are too few to find good hat windows.
+
+    Lemmas 4.2 and 4.3 still hold: moving the P-slot ``κ`` off the diagonal changes a box token's scores by at
+    most ``κ·|u₂·x| ≤ κ``, at most half the margin ``(s_j − 2)·d`` by which it prefers its P-leader (the
+    condition checked), and the sphere slots stay in the negative orthant (θ below ``arctan √(d − 1)``)."""
+    u2 = side(d)
+    kappa = math.ceil(64 * (0.5 * float(np.abs(u2).sum()) + BELOW_MARGIN)) / 64  # half the box's extent along u₂
+    if (slot_start - BOX_HIGH) * d < 2 * kappa:
+        return None
+    theta_max = math.atan(math.sqrt(d - 1))
+    arc = (0.5 * theta_max, 0.9 * theta_max)
+    return kappa, math.ceil(8 * kappa / math.sin(arc[0])) / 8, arc
+
+
+def diagonal_slots(N: int, d: int, rng: np.random.Generator, backend: Arithmetic, start: Any = 3,
+                   offset: np.ndarray | None = None) -> np.ndarray:
+    """P-slots ``s_j·𝟙 + offset``, ``s_j = start + (j + ξ_j)/N``, ξ_j random in [0.1, 0.9) (rows j = 0..N−1)."""
     xi = backend.dyadic(rng, 0.1, 0.9, size=N)
     s = (backend.asarray(np.arange(N)) + xi) / N + backend.scalar(start)
-    return s[:, None] * backend.asarray(np.ones((1, d)))
+    slots = s[:, None] * backend.asarray(np.ones((1, d)))
+    return slots if offset is None else slots + backend.asarray(offset)
 
 
 def rational_sphere_point(x: np.ndarray, radius: Any = 1, bits: int = DYADIC_BITS) -> np.ndarray:
@@ -50,20 +82,21 @@ def rational_sphere_point(x: np.ndarray, radius: Any = 1, bits: int = DYADIC_BIT
     return np.array([Fraction(c * R.numerator, den * R.denominator) for c in coords], dtype=object)
 
 
-def sphere_slots(count: int, d: int, rng: np.random.Generator, backend: Arithmetic, radius: Any = 1) -> np.ndarray:
+def sphere_slots(count: int, d: int, rng: np.random.Generator, backend: Arithmetic, radius: Any = 1,
+                 arc: tuple[float, float] | None = None) -> np.ndarray:
     """``count`` points of ``S_R ∩ (−∞, 0)^d`` (rows), spread evenly on the arc
-    ``−R (cos θ u₁ + sin θ u₂)``, ``u₁ = 𝟙/√d``, ``u₂ ⟂ u₁`` in span(e₁, u₁), θ in [0.1, 0.9]·arctan(1/√(d−1)),
-    each angle jittered by a random quarter spacing."""
+    ``−R (cos θ u₁ + sin θ u₂)``, ``u₁ = 𝟙/√d``, ``u₂ =`` :func:`side`, θ in ``arc`` (default
+    [0.1, 0.9]·arctan(1/√(d−1))), each angle jittered by a random quarter spacing."""
     if count == 0:
         return backend.zeros((0, d))
-    theta_max = math.atan(1 / math.sqrt(d - 1))
-    spacing = 0.8 * theta_max / count
+    if arc is None:
+        theta_max = math.atan(1 / math.sqrt(d - 1))
+        arc = (0.1 * theta_max, 0.9 * theta_max)
+    spacing = (arc[1] - arc[0]) / count
     jitter = np.asarray(backend.dyadic(rng, -0.25, 0.25, size=count), dtype=float)
-    thetas = theta_max * 0.1 + spacing * (np.arange(count) + 0.5 + jitter)
+    thetas = arc[0] + spacing * (np.arange(count) + 0.5 + jitter)
     u1 = np.ones(d) / math.sqrt(d)
-    u2 = np.eye(d)[0] - u1 * u1[0]
-    u2 /= np.linalg.norm(u2)
-    unit = -(np.cos(thetas)[:, None] * u1 + np.sin(thetas)[:, None] * u2)
+    unit = -(np.cos(thetas)[:, None] * u1 + np.sin(thetas)[:, None] * side(d))
     points = np.stack([rational_sphere_point(x, radius) for x in unit])
     if not all(v < 0 for v in points.flat):
         raise RuntimeError("sphere slots left the negative orthant")  # cannot happen for d >= 2

@@ -1,40 +1,60 @@
 """Theorem 1.6 (hardmax): an explicit transformer interpolating a sequence dataset exactly.
 
-Reconstruction (spec §4; the paper's text was not available) of the paper's four stages:
+Reconstruction (the paper's text was not available; see the book's page on how it reconstructs the
+papers) of the paper's four stages. An embedding block ``x ↦ η x + τ₀`` maps the cloud into the box
+B = [1, 2]^d first, and again after a non-empty separation (:meth:`~.builder.Construction.embed`):
 
 1. **separation** (Lemma 4.1, Fig. 6): rank-one attention ``A = v vᵀ``, ``ρ = 1 − c``, ``V = c I``
    contracts each sequence toward its v-leader; a hat FF first makes a token that distinguishes two
-   overlapping sequences the leader of one of them, so their shared tokens split. Improvement over
-   the spec: we stop as soon as every sequence owns ``m_j`` tokens no other sequence holds (only the
-   leaders must be private), at most N − 1 blocks and 0 when that already holds;
-2. **leader selection** (Fig. 7): M hat FFs, the first also mapping every token into the box B;
-   one leader per sequence goes to the diagonal region P, the others to the negative-orthant sphere;
+   overlapping sequences the leader of one of them, so their shared tokens split. We stop as soon as
+   every sequence owns ``m_j`` tokens no other sequence holds (only the leaders must be private), at
+   most N − 1 blocks and 0 when that already holds; at most N − 1 more for near-duplicate tokens;
+2. **leader selection** (Fig. 7): M hat FFs; one leader per sequence goes to the diagonal region P,
+   the others to the negative-orthant sphere;
 3. **collapse** (Lemmas 4.2, 4.3): one SA with ``A = I``, ``ρ = 0``, ``V = I`` sends every box token
    onto its sequence's P-leader and fixes the leaders;
 4. **interpolation**: M hat FFs move the M remaining points onto the targets.
 
-Blocks: ``S + 2M + 1`` with ``S ≤ N − 1``, never more than the paper's ``2M + 2N + 1``.
+Blocks: ``S + 2M + 2`` (``+ 1`` when S > 0) with ``S ≤ 2(N − 1)``, never more than the paper's ``2M + 2N + 1``.
+
+Every evaluation path interpolates, not only the structured one whose rounding the construction tracks
+bit for bit: the contraction coefficients shrink so that S blocks do not crush the cloud
+(:func:`separation_coefficient`), each hat's window and direction are chosen for its dense evaluation
+(:mod:`.hat`), and the hats of stages 2 and 4 peel the points (:func:`move_all`) so that the points later
+layers need exactly sit where every neuron of the hat is zero.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from transformer_theory.interpolation.arithmetic import project, tie_tolerance
+from transformer_theory.interpolation.arithmetic import DYADIC_BITS, project
 from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.construction.bounds import paper_num_blocks_hardmax
 from transformer_theory.interpolation.construction.builder import Construction
 from transformer_theory.interpolation.construction.configuration import Configuration
-from transformer_theory.interpolation.construction.hat import hat_move
-from transformer_theory.interpolation.construction.geometry import box_affine, diagonal_slots, sphere_slots
+from transformer_theory.interpolation.construction.hat import (
+    FEW_DRAWS,
+    MAX_DRAWS,
+    best_direction,
+    hat_along,
+    peel_move,
+    rounding_floor,
+)
+from transformer_theory.interpolation.construction.geometry import below_box, diagonal_slots, side, sphere_slots
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.linear_maps import RankOne, ScaledIdentity
 from transformer_theory.interpolation.transformer import Transformer
 
 #: Random redraws of a separation coefficient c or of the slots before giving up (never needed in tests).
 MAX_REDRAWS = 20
+#: Tokens closer than NEAR times the cloud's width count as shared by the separation: a hat isolating one of
+#: them would need a window that narrow, and its dense evaluation rounds like ε_mach / NEAR times the width.
+NEAR = 1e-6
+#: Partners k tried per sequence j when looking for a token that a wide hat window can isolate.
+PAIRS_TRIED = 8
 
 
 def build_hardmax(
@@ -42,8 +62,11 @@ def build_hardmax(
 ) -> Transformer:
     """The hardmax interpolating transformer of Theorem 1.6 (reconstruction, see module docstring)."""
     c = Construction(dataset, exact, np.random.default_rng(seed))
+    c.embed()
     with c.stage("separation"):
         separate(c)
+    if len(c.stages["separation"]):  # separation pushed tokens out of the box along v
+        c.embed("re-embedding")
     with c.stage("leader_selection"):
         leaders = select_leaders(c)
     with c.stage("collapse"):
@@ -65,104 +88,216 @@ def private_counts(config: Configuration) -> np.ndarray:
     return counts
 
 
-def _v_leaders(config: Configuration, v: np.ndarray) -> list[tuple[int, ...]]:
-    """For every sequence, its positions with (tolerance-)maximal ``v·x`` (Lemma 4.1, ``v·x > 0``)."""
-    proj = project(config.points, v)
-    keys = []
-    for j in range(len(config.segments.lengths)):
-        pts = config.points_of(j)
-        top = proj[pts].max()
-        keys.append(tuple(pts[proj[pts] >= top - tie_tolerance(top)]))
-    return keys
+def _groups(config: Configuration) -> np.ndarray:
+    """Group labels 0, 1, ... of the sequences: sequences sharing a position are in one group (connected
+    components), so sequences with different labels are disjoint."""
+    N = len(config.segments.lengths)
+    parent = np.arange(N)
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    point, seq = np.divmod(np.unique(config.token_point * N + config.segments.sequence_of), N)
+    for a in np.flatnonzero(point[1:] == point[:-1]):  # consecutive holders of one position
+        parent[root(int(seq[a]))] = root(int(seq[a + 1]))
+    return np.unique([root(i) for i in range(N)], return_inverse=True)[1].reshape(-1)
 
 
-def _groups_disjoint(config: Configuration, labels: np.ndarray) -> bool:
-    """True when no position is held by two sequences with different labels."""
-    P = len(config.points)
-    lo = np.full(P, labels.max() + 1)
-    hi = np.full(P, -1)
-    seq_label = labels[config.segments.sequence_of]
-    np.minimum.at(lo, config.token_point, seq_label)
-    np.maximum.at(hi, config.token_point, seq_label)
-    return bool(np.all(lo == hi))
+def separation_coefficient(c: Construction, block: int) -> Any:
+    """The contraction coefficient of separation block ``block`` (0, 1, ...): random in
+    ``[0.2, 0.4)·2^-⌊log₂(block + 1)⌋``, a dyadic number (exact in both backends).
+
+    Lemma 4.1's block maps each sequence by ``x ↦ (1 − c) x + c ℓ``: distances within a group shrink by
+    ``1 − c`` per block. A fixed ``c ≈ 0.3`` makes them ``0.7^S`` after S blocks, below float64 resolution
+    for S ≈ 90 (heavy sharing needs up to N − 1 blocks). With ``c`` halving at every power of two the total
+    contraction is only about ``S^-0.43`` (0.05 at S = 1000), while the split of a shared token, about ``c``
+    times the push, shrinks like ``1/S``."""
+    return c.backend.dyadic(c.rng, 0.2, 0.4) / 2 ** ((block + 1).bit_length() - 1)
 
 
 def separate(c: Construction) -> None:
     """Stage 1 (Fig. 6): blocks ``[hat FF moving z far along v] → [SA: A = v vᵀ, ρ = 1 − c, V = c I]``
     until every sequence j owns ``m_j`` private positions.
 
-    Invariant: sequences carry group labels and sequences with different labels are disjoint. Each
-    block takes two overlapping sequences j, k (same group), a position z in exactly one of them, and
-    makes z the unique v-maximiser of the sequences holding it; the SA maps each sequence by
-    ``x ↦ (1 − c) x + c ℓ`` with ℓ its v-leader, so j and k end up in different groups. Hence at most
-    N − 1 blocks. ``c`` is redrawn in the (non-generic) case of an accidental coincidence.
+    Groups are the connected components of "shares a position" (:func:`_groups`). Each block takes two
+    overlapping sequences j, k (same group), a position z in exactly one of them, and makes z the unique
+    v-maximiser of the sequences holding it, far above everything; the SA maps each sequence by
+    ``x ↦ (1 − c) x + c ℓ`` with ℓ its v-leader (the average of tied maximisers), so a token shared by j
+    and k splits and they end in different groups. Hence at most N − 1 such blocks. ``c``
+    (:func:`separation_coefficient`) is redrawn in the (non-generic) case of an accidental coincidence.
+
+    Near-duplicates count as shared (:data:`NEAR`): at most N − 1 further blocks separate sequences with
+    tokens closer than ``NEAR`` times the cloud's width, so that those tokens end about ``c`` apart instead of
+    needing hats of that tiny width later (whose dense evaluation rounds like ``1/width``); S ≤ 2(N − 1) in
+    all. A pair that no token tells apart at that resolution (equal sets up to ``NEAR``) keeps its
+    near-duplicates.
     """
     backend, rng = c.backend, c.rng
     v = backend.dyadic(rng, 1, 2, size=c.d)  # positive entries: v·x > 0 on the box [1, 2]^d
-    labels = np.zeros(len(c.m), dtype=int)
-    affine = box_affine(c.config.points, backend)  # the first block also maps everything into the box
+    labels = _groups(c.config)
+    block = near_blocks = 0
     while True:
         config = c.config
-        needy = np.flatnonzero(private_counts(config) < c.m)
-        if not needy.size:
+        classes = config.near_classes(NEAR)
+        pair = _overlapping_pair(config, classes, c.m, near=near_blocks < len(c.m) - 1)
+        if pair is None:
             return
-        j = int(needy[0])
-        pts_j = config.points_of(j)
-        others = np.isin(config.token_point, pts_j) & (config.segments.sequence_of != j)
-        k = int(config.segments.sequence_of[others][0])
-        z = int(np.setxor1d(pts_j, config.points_of(k))[0])
-        eta, shift = affine if affine is not None else (1, None)
-        moved = config.points * eta + shift if affine is not None else config.points
-        top = project(moved, v).max()
-        z_new = moved[z] + v * ((top + 1 - project(moved[z : z + 1], v)[0]) / project(v[None, :], v)[0])
-        ff = hat_move(config.points, z, z_new, rng, eta, shift)
+        j, k, candidates = pair
+        near_blocks += int(private_counts(config)[j] >= c.m[j])
+        # a candidate on the hull of all positions is moved with every other one on its hat's zero side
+        others = np.setdiff1d(np.arange(len(config.points)), candidates)
+        choice = peel_move(config.points, candidates, others, lambda: backend.gaussian_direction(rng, c.d), FEW_DRAWS)
+        if choice is not None and choice[3]:
+            (z, u, gap), members = choice[:3], None
+        else:  # the candidate whose best hat rounds least in a dense evaluation; one with near-duplicates
+            tries = []  # moves those the other sequence lacks along (an isolating window would be as narrow)
+            for z in candidates[:PAIRS_TRIED]:
+                other = config.points_of(k if z in config.points_of(j) else j)
+                members = np.setdiff1d(np.flatnonzero(classes == classes[z]), other)
+                tries.append((int(z), members, *best_direction(config.points, int(z), rng, members)))
+            z, members, u, gap = max(tries, key=lambda t: t[4])[:4]
+        top = project(config.points, v).max()
+        z_new = config.points[z] + v * ((top + 1 - project(config.points[z : z + 1], v)[0]) / project(v[None, :], v)[0])
+        ff = hat_along(config.points, z, z_new, u, gap, members)
         after_ff = config.after_ff(ff)
-        keys = _v_leaders(after_ff, v)
-        relabel: dict = {}
-        new_labels = np.array([relabel.setdefault((labels[i], keys[i]), len(relabel)) for i in range(len(keys))])
         for _ in range(MAX_REDRAWS):
-            coef = backend.dyadic(rng, 0.2, 0.4)
+            coef = separation_coefficient(c, block)
             sa = SelfAttention(rho=1 - coef, V=ScaledIdentity(coef), A=RankOne(v, v))
             after = after_ff.after_sa(sa)
-            if _groups_disjoint(after, new_labels):
+            new_labels = _groups(after)
+            if new_labels[j] != new_labels[k] and new_labels.max() >= labels.max() + (labels[j] == labels[k]):
                 break
         else:
             raise RuntimeError("separation: every coefficient c produced a coincidence")
         c.emit(ff, sa, after)
-        labels, affine = new_labels, None
+        labels, block = new_labels, block + 1
+
+
+def _overlapping_pair(config: Configuration, classes: np.ndarray, m: np.ndarray, near: bool):
+    """The next pair to separate: ``(j, k, positions that tell them apart)``, or ``None``.
+
+    First a sequence j with fewer than m_j private positions and a sequence k sharing one of them (so of j's
+    group); then, if ``near`` and with the near-duplicate ``classes`` of the positions merged, a sequence j
+    with fewer than m_j private classes and a sequence k holding one of them. The positions returned are each
+    in exactly one of j and k and preferably in a class of their own (a hat can isolate them with a wide
+    window) and not in a class of the other sequence; a near pair is only taken with such a position.
+    Among each j's first :data:`PAIRS_TRIED` partners k."""
+    coarse = config.coarse(classes)
+    isolated = np.bincount(classes)[classes] == 1
+    seq_of = config.segments.sequence_of
+    for fine, view in ((True, config), (False, coarse))[: 2 if near else 1]:
+        fallback = None
+        for j in np.flatnonzero(private_counts(view) < m):
+            others = np.isin(view.token_point, view.points_of(int(j))) & (seq_of != j)
+            for k in np.unique(seq_of[others])[:PAIRS_TRIED]:
+                only_j = np.setdiff1d(config.points_of(int(j)), config.points_of(int(k)))
+                only_k = np.setdiff1d(config.points_of(int(k)), config.points_of(int(j)))
+                apart = np.concatenate([only_j[~np.isin(classes[only_j], coarse.points_of(int(k)))],
+                                        only_k[~np.isin(classes[only_k], coarse.points_of(int(j)))]])
+                if apart[isolated[apart]].size:
+                    return int(j), int(k), apart[isolated[apart]]
+                if fine and fallback is None:
+                    fallback = int(j), int(k), apart if apart.size else np.concatenate([only_j, only_k])
+        if fallback is not None:
+            return fallback
+    return None
 
 
 def select_leaders(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1) -> list[np.ndarray]:
-    """Stage 2 (Fig. 7): choose ``m_j`` private tokens of each sequence and move them, one hat each, to
-    the P-slot ``s_j·𝟙`` (first leader) and to sphere slots (the others); the first hat also maps every
-    token into the box ``[1, 2]^d``. The slots ``s_j`` lie in ``[slot_start, slot_start + 1)`` and the sphere
-    has radius ``sphere_radius`` (the softmax construction of Theorem 1.8 changes both). Returns the leader
-    token indices of every sequence."""
-    config, backend = c.config, c.backend
+    """Stage 2 (Fig. 7): choose ``m_j`` private tokens of each sequence (all in the box ``[1, 2]^d``) and move
+    them, one hat each, to the P-slot ``s_j·𝟙`` (first leader) and to sphere slots (the others). The slots
+    ``s_j`` lie in ``[slot_start, slot_start + 1)`` and the sphere has radius ``sphere_radius`` (the softmax
+    construction of Theorem 1.8 changes both).
+
+    The hats peel the leaders (:func:`move_all`) along directions that leave every slot below the leader
+    moved. In d ≤ 3 the slots are those of :func:`~.geometry.below_box` (all below the box along u₂, the sphere
+    radius at least ``below_box``'s), where ``slot_start`` allows it, and the directions are u₂ turned freely
+    in {𝟙, u₂}⊥; in d ≥ 4 (or without room for ``below_box``) the directions lie in {𝟙, u₂}⊥, along which all
+    slots project to 0 (that plane has only d − 2 dimensions to find good windows in).
+
+    Leaders are private tokens, preferably without a near-duplicate (:data:`NEAR`) anywhere, then without
+    one in another sequence. Returns the leader token indices of every sequence, its P-leader first."""
+    config = c.config
     private_point = config.holders() == 1
+    classes = config.near_classes(NEAR)
+    near_private = config.coarse(classes).holders()[classes] == 1
+    isolated = np.bincount(classes)[classes] == 1
     leaders = []
     for j, m_j in enumerate(c.m):
         tokens = np.arange(config.segments.rows(j).start, config.segments.rows(j).stop)
-        leaders.append(tokens[private_point[config.token_point[tokens]]][:m_j])
-    slots = _slots(c, slot_start, sphere_radius)
-    affine = box_affine(config.points, backend)
-    for j, tokens in enumerate(leaders):
-        for k, token in enumerate(tokens):
-            c.move(int(c.config.token_point[token]), slots[j][k], affine)
-            affine = None
-    return leaders
+        points = config.token_point[tokens]
+        tokens, points = tokens[private_point[points]], points[private_point[points]]
+        order = np.lexsort((~isolated[points], ~near_private[points]))
+        leaders.append(tokens[order][:m_j])
+    u1, u2 = np.ones(c.d) / np.sqrt(c.d), side(c.d)
+    below = below_box(c.d, slot_start) if c.d <= 3 else None
+    if below is not None:
+        kappa, radius, arc = below
+        slots = _slots(c, slot_start, max(radius, sphere_radius), arc, offset=-kappa * u2)
+    else:
+        slots = _slots(c, slot_start, sphere_radius)
+
+    def direction() -> np.ndarray:
+        g = c.rng.standard_normal(c.d)
+        free = g - (g @ u1) * u1 - (g @ u2) * u2  # moves no slot: P-slots are in span(𝟙, u₂), sphere slots too
+        if below is not None:  # u₂ (below which all slots lie), turned freely in {𝟙, u₂}⊥ and a little toward 𝟙
+            u = u2 + c.rng.uniform(0, 2) * free + c.rng.uniform(-0.02, 0.02) * u1
+        elif c.d > 2:  # the slots project to 0; tilted a little so that points level along free can be told apart
+            u = free + 10 ** -c.rng.uniform(3, 7) * (c.rng.standard_normal() * u1 + c.rng.standard_normal() * u2)
+        else:
+            u = g
+        return c.backend.asarray(np.round(u * 2**DYADIC_BITS) / 2**DYADIC_BITS)
+
+    return move_all(c, leaders, lambda j, k: slots[j][k], direction)
 
 
-def _slots(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1) -> list[list[np.ndarray]]:
-    """Leader destinations: ``slots[j][0]`` on the diagonal, ``slots[j][k]`` (k ≥ 1) on the sphere, the
-    sphere angles dealt round-robin so that one sequence's sphere slots are far apart; redrawn if a
-    slot happens to coincide with a target."""
+def move_all(c: Construction, leaders: list[np.ndarray], destination: Callable[[int, int], np.ndarray],
+             direction: Callable[[], np.ndarray]) -> list[np.ndarray]:
+    """One hat per leader token, moving the k-th moved leader of sequence j to ``destination(j, k)``; returns
+    the leaders of each sequence in the order they were moved.
+
+    The order peels the leaders (:func:`~.hat.peel_move`, directions drawn by ``direction``): each hat moves
+    the extreme remaining leader along its direction, with the remaining leaders and the points already
+    moved on the side where all its neurons are 0, so a dense evaluation leaves them bitwise put and the
+    only points it perturbs are tokens whose position no later layer needs exactly. When no draw protects
+    everything (the leaders left lie inside the hull of the points already moved), the least exposed draw
+    is taken, and the next leader gets only a few draws; when no draw isolates a candidate, :func:`~.hat.hat_move`
+    moves the first remaining leader."""
+    sequence_of = {int(t): j for j, tokens in enumerate(leaders) for t in tokens}
+    remaining = [int(t) for tokens in leaders for t in tokens]
+    moved: list[list[int]] = [[] for _ in leaders]
+    done: list[int] = []
+    draws = MAX_DRAWS
+    destinations = [destination(j, k) for j, tokens in enumerate(leaders) for k in range(len(tokens))]
+    floor = rounding_floor(np.concatenate([c.config.points, np.array(destinations).reshape(-1, c.d)]))
+    while remaining:
+        points = c.config.token_point[np.array(remaining)]
+        choice = peel_move(c.config.points, points, np.array(done, dtype=int), direction, draws, floor)
+        draws = MAX_DRAWS if choice is not None and choice[3] else FEW_DRAWS
+        token = remaining[0] if choice is None else remaining[int(np.flatnonzero(points == choice[0])[0])]
+        j = sequence_of[token]
+        point = int(c.config.token_point[token])
+        c.move(point, destination(j, len(moved[j])), direction=None if choice is None else choice[1:3])
+        moved[j].append(token)
+        remaining.remove(token)
+        done.append(point)
+    return [np.array(tokens, dtype=int) for tokens in moved]
+
+
+def _slots(c: Construction, slot_start: Any, sphere_radius: Any, arc: tuple[float, float] | None = None,
+           offset: np.ndarray | None = None) -> list[list[np.ndarray]]:
+    """Leader destinations: ``slots[j][0]`` on the diagonal (plus ``offset``), ``slots[j][k]`` (k ≥ 1) on the
+    sphere (angles in ``arc``), the sphere angles dealt round-robin so that one sequence's sphere slots are far
+    apart; redrawn if a slot happens to coincide with a target."""
     N, d, backend = len(c.m), c.d, c.backend
     sphere_pairs = sorted(((k, j) for j, m_j in enumerate(c.m) for k in range(1, m_j)))
     targets = np.concatenate(c.targets)
     for _ in range(MAX_REDRAWS):
-        diagonal = diagonal_slots(N, d, c.rng, backend, start=slot_start)
-        sphere = sphere_slots(len(sphere_pairs), d, c.rng, backend, radius=sphere_radius)
+        diagonal = diagonal_slots(N, d, c.rng, backend, start=slot_start, offset=offset)
+        sphere = sphere_slots(len(sphere_pairs), d, c.rng, backend, radius=sphere_radius, arc=arc)
         everything = np.concatenate([diagonal, sphere])
         if not any((targets == s).all(axis=1).any() for s in everything):
             break
@@ -188,6 +323,4 @@ def collapse(c: Construction, leaders: list[np.ndarray]) -> None:
 
 def interpolate(c: Construction, leaders: list[np.ndarray]) -> None:
     """Stage 4: one hat per leader, moving it onto its target (M blocks); placed targets stay fixed."""
-    for j, tokens in enumerate(leaders):
-        for k, token in enumerate(tokens):
-            c.move(int(c.config.token_point[token]), c.targets[j][k])
+    move_all(c, leaders, lambda j, k: c.targets[j][k], lambda: c.backend.gaussian_direction(c.rng, c.d))

@@ -1,6 +1,7 @@
 """Theorem 1.8 (softmax): an explicit softmax transformer interpolating a sequence dataset exactly.
 
-Reconstruction (spec §4.3–§4.5; the paper's text was not available) reusing the hardmax stages of
+Reconstruction (the paper's text was not available; see the book's page on how it reconstructs the papers)
+reusing the hardmax stages of
 :mod:`.hardmax` where they carry over unchanged:
 
 1. **separation** (Fig. 9c): one block. The FF maps the cloud into the unit ball; the SA
@@ -16,9 +17,10 @@ Reconstruction (spec §4.3–§4.5; the paper's text was not available) reusing 
    point (:mod:`.exactification`); where the softmax weights underflowed to hardmax it has nothing to do;
 5. **interpolation**: the hardmax stage, M hat FFs onto the targets.
 
-Blocks: ``S + M + 1 + E + M ≤ 2M + N + 2 ≤ 2M + 3N`` (the paper's depth), with S ≤ 1 separation block and
-``E = #{j : n_j > m_j} ≤ N`` exactification blocks; the depth does not depend on τ. The model's temperature τ
-is that of the collapse layer. The separation layer is stored at temperature 1; at temperature τ it would
+Between stages 1 and 2 one embedding block maps the cloud into the box (:meth:`~.builder.Construction.embed`).
+Blocks: ``S + 1 + M + 1 + E + M ≤ 2M + N + 3`` with S ≤ 1 separation block (0 when N = 1) and
+``E = #{j : n_j > m_j} ≤ N`` exactification blocks, so at most ``2M + 3N`` (the paper's depth); the depth
+does not depend on τ. The model's temperature τ is that of the collapse layer. The separation layer is stored at temperature 1; at temperature τ it would
 have ``A`` multiplied by τ, the same function (the theorem lets parameters depend on τ). So stages 1-2 and τ*
 do not depend on τ, bit for bit.
 """
@@ -31,6 +33,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from transformer_theory.checks import boolean, positive_real
 from transformer_theory.interpolation.arithmetic import FLOAT, project, unique_rows
 from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.construction.bounds import paper_num_blocks_softmax
@@ -81,6 +84,11 @@ class SoftmaxTransformer(Transformer):
     collapse: CollapseReport | None = None
 
     @property
+    def guaranteed(self) -> bool:
+        """Theorem 1.8 covers the model when its temperature is at most τ*."""
+        return self.temperature <= self.temperature_threshold
+
+    @property
     def temperature_threshold(self) -> float:
         """τ* of this dataset and seed (:mod:`.threshold`): the construction is exact for every τ ≤ τ*."""
         return self.collapse.bound.threshold
@@ -105,19 +113,22 @@ def build_softmax(
     breakdown above τ*; its error may exceed the tolerance).
     ``slot_offset``: distance of the P-slots beyond the box corner (the box tokens' score gaps shrink with
     it); ``sphere_radius``: radius R of the sphere slots (the sphere tokens' gaps grow like R²). The genuinely
-    soft regime of spec §8.6, where the clusters of the box tokens keep a spread before exactification,
-    needs the box tokens to set τ*: e.g. ``slot_offset=0.05`` with ``sphere_radius=10·d`` (the spec used 10
-    in d ≤ 3). With the defaults in d ≥ 3 the sphere tokens usually set τ* and the box tokens' weights
-    underflow to hardmax.
+    soft regime, where the clusters of the box tokens keep a spread before exactification, needs the box
+    tokens to set τ*: e.g. ``slot_offset=0.05`` with ``sphere_radius=10·d`` (10 suffices in d ≤ 3). With the
+    defaults in d ≥ 3 the sphere tokens usually set τ* and the box tokens' weights underflow to hardmax.
+    In d ≤ 3, where ``slot_offset`` leaves room for it, the slots of :func:`~.geometry.below_box` are used (the
+    sphere radius then at least ``below_box``'s), so that the dense and torch evaluations round as little as
+    the structured one (:func:`~.hardmax.select_leaders`); with a smaller offset (the soft regime) they may
+    miss near-duplicate tokens in the plane, which the build reports.
+    ``collapse`` lengths are in the construction's units (the model's ``unit``).
     """
     if exact:
         raise ValueError("softmax attention needs float64 arithmetic: exact=True is only available for hardmax")
-    if temperature is not None and not (isinstance(temperature, (int, float)) and 0 < temperature < math.inf):
-        raise ValueError(f"temperature must be a positive finite number or None, got {temperature!r}")
-    for name, value in (("slot_offset", slot_offset), ("sphere_radius", sphere_radius)):
-        if not (isinstance(value, (int, float)) and 0 < value < math.inf):
-            raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    geometry = {"slot_start": BOX_HIGH + float(slot_offset), "sphere_radius": float(sphere_radius)}
+    if temperature is not None:
+        temperature = positive_real("temperature", temperature)
+    boolean("allow_above_threshold", allow_above_threshold)
+    geometry = {"slot_start": BOX_HIGH + positive_real("slot_offset", slot_offset),
+                "sphere_radius": positive_real("sphere_radius", sphere_radius)}
     c, leaders, bound = _prepare(dataset, seed, geometry)
     if temperature is None:
         temperature = DEFAULT_FRACTION * bound.threshold if math.isfinite(bound.threshold) else 1.0
@@ -140,7 +151,8 @@ def build_softmax(
         c.check_interpolation()
     depth = paper_num_blocks_softmax(dataset.N, dataset.total_output_length) if match_paper_depth else None
     base = c.transformer(depth)
-    return SoftmaxTransformer(base.blocks, base.d, stages=base.stages, temperature=temperature, collapse=report)
+    return SoftmaxTransformer(base.blocks, base.d, stages=base.stages, unit=base.unit, temperature=temperature,
+                              collapse=report)
 
 
 def _prepare(dataset: SequenceDataset, seed: int, geometry: dict) -> tuple[Construction, list[np.ndarray], CollapseBound]:
@@ -148,6 +160,7 @@ def _prepare(dataset: SequenceDataset, seed: int, geometry: dict) -> tuple[Const
     c = Construction(dataset, False, np.random.default_rng(seed))
     with c.stage("separation"):
         separate(c)
+    c.embed()
     with c.stage("leader_selection"):
         leaders = select_leaders(c, **geometry)
     attracts = np.arange(len(c.config.token_point))  # Lemma 4.3: sphere leaders attend to themselves,
@@ -178,7 +191,7 @@ def separate(c: Construction) -> None:
     centre = (points.min(axis=0) + points.max(axis=0)) / 2
     radius = float(np.sqrt(((points - centre) ** 2).sum(axis=1)).max())
     eta = 1.0 / radius if radius > 0 else 1.0
-    ff = FeedForward(eta, (-centre * eta)[:, None], np.zeros((1, c.d)), np.ones(1))
+    ff = FeedForward.affine(eta, -centre * eta)
     after_ff = c.config.after_ff(ff)
     for _ in range(MAX_REDRAWS):
         a, b = (u / np.linalg.norm(u) for u in (FLOAT.gaussian_direction(c.rng, c.d) for _ in range(2)))
