@@ -116,9 +116,3 @@ class Transformer:
         stacked = np.stack(states)
         paths = [stacked[:, segments.rows(j)] for j in range(len(segments.lengths))]
         return paths[0] if single else paths
-
-    def to_torch(self):
-        """A float64 ``torch.nn.Module`` of standard layers computing the same map (see :mod:`.torch_export`)."""
-        from transformer_theory.interpolation.torch_export import to_torch
-
-        return to_torch(self)
