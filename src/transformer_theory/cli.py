@@ -1,8 +1,9 @@
-"""Command line: ``python -m transformer_theory {run,list,sweep,report}``.
+"""Command line: ``python -m transformer_theory {run,list,sweep,report,train}``.
 
 ``run`` executes one notebook under a profile with checked overrides; ``sweep`` runs a grid of
 overrides in parallel and resumes where an interrupted sweep stopped; ``list`` shows the notebooks
-and their parameters; ``report`` writes the book's reproducibility page.
+and their parameters; ``report`` writes the book's reproducibility page; ``train`` trains (or reuses
+from the run store) the runs of a training chapter's experiment, locally or on a Dask cluster.
 """
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="write the reproducibility page from the results JSONs")
     report.add_argument("--profile", default=DEFAULT_PROFILE)
     report.add_argument("--output", required=True)
+
+    train = sub.add_parser("train", help="train the runs of a chapter's experiment (stored runs are reused)")
+    train.add_argument("experiment", help="a training chapter, such as 10_intrinsic_dimension")
+    train.add_argument("--profile", default=DEFAULT_PROFILE, help="its sizes: the profile's entry for the chapter")
+    train.add_argument("--scheduler", help="address of a running Dask scheduler (default: a local cluster)")
+    train.add_argument("--store", help="run store folder (default build/runs/<profile>/)")
+    train.add_argument("--workers", type=int, help="local single-threaded workers (default: one per core; 0: no Dask)")
     return parser
 
 
@@ -66,6 +74,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             load_profile(args.profile)
             print(write_reproducibility_page(args.profile, args.output))
+            return 0
+        if args.command == "train":
+            from transformer_theory.profiles import profile_parameters
+            from transformer_theory.training.experiments import best_over_seeds, run_experiment
+
+            values = profile_parameters(args.profile, args.experiment)
+            results = run_experiment(args.experiment, values, profile=args.profile, store=args.store,
+                                     scheduler=args.scheduler, n_workers=args.workers)
+            for row in best_over_seeds(results):
+                print({k: v for k, v in row.items() if k != "seed_nmse"})
             return 0
         if args.command == "run":
             from transformer_theory.runner import execute, prepare_run

@@ -1,0 +1,119 @@
+"""K models of the family trained as one tensor program (PyTorch's model-ensembling recipe).
+
+Each run's model is created on its own (its seed, its own head counts) and then zero-padded into a
+common number of head slots per layer, the extra heads switched off by a head mask. The parameters
+are stacked with a leading model axis and the one :class:`~transformer_theory.models.Transformer`
+module is evaluated with ``torch.func.vmap`` over that axis (``functional_call`` on a parameter-free
+copy). A padded head has zero weights and receives zero gradient, so AdamW (elementwise) keeps it at
+zero: each model follows its own trajectory, and the total loss is the sum of the per-model means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from torch.func import functional_call, vmap
+
+from transformer_theory.models.block import head_mask
+from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.transformer import Transformer
+from transformer_theory.training.config import RunConfig
+
+LossFunction = Callable[[dict, dict, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+def init_model(config: TransformerConfig, seed: int) -> Transformer:
+    """The model of ``config`` with PyTorch's default initialisation drawn from ``seed`` (global RNG untouched)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return Transformer(config)
+
+
+def common_heads(configs: Sequence[TransformerConfig]) -> tuple[int, ...]:
+    """Head slots per layer that hold every model of ``configs``."""
+    layers = {c.n_layers for c in configs}
+    if len(layers) != 1:
+        raise ValueError(f"models to batch must have the same number of layers, got {sorted(layers)}")
+    return tuple(max(c.heads[layer] for c in configs) for layer in range(layers.pop()))
+
+
+def _corner(shape: Sequence[int]) -> tuple[slice, ...]:
+    return tuple(slice(0, s) for s in shape)
+
+
+def pad_state(state: dict[str, torch.Tensor], shapes: dict[str, torch.Size]) -> dict[str, torch.Tensor]:
+    """``state`` written into the leading corner of zero tensors of the padded ``shapes``.
+
+    Head i of a layer owns rows ``i·n … (i+1)·n − 1`` of ``to_q``/``to_k``/``to_v`` and the matching
+    columns of ``out``, so the first h heads of the padded model are the h heads of the original.
+    """
+    out = {}
+    for name, shape in shapes.items():
+        source = state[name].detach()
+        value = source.new_zeros(shape)
+        value[_corner(source.shape)] = source
+        out[name] = value
+    return out
+
+
+class Ensemble:
+    """The models of ``runs`` (one batch signature) stacked along a leading model axis on ``device``."""
+
+    def __init__(self, runs: Sequence[RunConfig], device: str | torch.device = "cpu") -> None:
+        if not runs or len({r.batch_signature() for r in runs}) != 1:
+            raise ValueError("runs: an ensemble needs one or more runs with the same batch signature")
+        self.runs = list(runs)
+        heads = common_heads([r.model for r in runs])
+        self.config = runs[0].model.padded(heads)
+        self._base = init_model(self.config, 0).to("meta")  # structure only: functional_call supplies the tensors
+        padded = {name: p.shape for name, p in self._base.named_parameters()}
+        states, self.shapes = [], []
+        for run in runs:
+            model = init_model(run.model, run.seed)
+            self.shapes.append({name: p.shape for name, p in model.named_parameters()})
+            states.append(pad_state(dict(model.named_parameters()), padded))
+        self.params = {name: torch.stack([s[name] for s in states]).to(device).requires_grad_() for name in padded}
+        self.buffers = {
+            f"blocks.{layer}.head_mask": torch.stack([head_mask(r.model.padded(heads), layer) for r in runs]).to(device)
+            for layer in range(self.config.n_layers)
+        }
+        self._forward = vmap(self._single)
+
+    @property
+    def size(self) -> int:
+        return len(self.runs)
+
+    def _single(self, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+        return functional_call(self._base, (params, buffers), (x,))
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """Outputs (K, B, m) for inputs (K, B, T, d): model k on ``x[k]``."""
+        return self._forward(self.params, self.buffers, x)
+
+    def loss_function(self) -> LossFunction:
+        """``(params, buffers, x, y) -> (sum of the per-model MSEs, per-model MSEs)`` (compile it if wanted)."""
+        forward = self._forward
+
+        def loss(params, buffers, x, y):
+            per_model = ((forward(params, buffers, x) - y) ** 2).mean(dim=(1, 2))
+            return per_model.sum(), per_model
+
+        return loss
+
+    def parameter_groups(self, weight_decay: float) -> list[dict]:
+        """AdamW groups: weight matrices and the positional encoding decay; biases, ρ, η and CLS do not."""
+        decay = [p for p in self.params.values() if p.dim() >= 3]
+        rest = [p for p in self.params.values() if p.dim() < 3]
+        return [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
+
+    def state_dict(self, index: int) -> dict[str, torch.Tensor]:
+        """The parameters of model ``index`` in its own (unpadded) shapes, on the CPU."""
+        return {name: self.params[name].detach()[index][_corner(shape)].cpu().clone()
+                for name, shape in self.shapes[index].items()}
+
+    def model(self, index: int) -> Transformer:
+        """Model ``index`` as a plain module with its own head counts."""
+        model = init_model(self.runs[index].model, self.runs[index].seed)
+        model.load_state_dict(self.state_dict(index))
+        return model
