@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from transformer_theory.models import Transformer, TransformerConfig, attention_weights, multi_head_attention
+from transformer_theory.models.linear import Linear
 
 
 @pytest.fixture(autouse=True)
@@ -61,7 +62,7 @@ def test_attention_is_torch_scaled_dot_product_attention_per_head() -> None:
     torch.manual_seed(1)
     heads, n, E = 3, 4, 12
     x = torch.randn(5, 7, E, dtype=torch.float64)
-    to_q, to_k, to_v = (torch.nn.Linear(E, heads * n, dtype=torch.float64) for _ in range(3))
+    to_q, to_k, to_v = (Linear(E, heads * n, dtype=torch.float64) for _ in range(3))  # with biases
     out = multi_head_attention(x, to_q, to_k, to_v, heads, divisor=math.sqrt(n))
     split = lambda t: t.unflatten(-1, (heads, n)).transpose(1, 2)  # noqa: E731
     reference = torch.nn.functional.scaled_dot_product_attention(split(to_q(x)), split(to_k(x)), split(to_v(x)))
@@ -78,10 +79,11 @@ def test_hardmax_averages_ties_within_the_tolerance() -> None:
 
 @pytest.mark.parametrize("attention", ["softmax", "hardmax"])
 @pytest.mark.parametrize("order", ["sa_ff", "ff_sa"])
-def test_cls_only_last_layer_computes_the_same_map(attention, order) -> None:
-    full = seeded(infoflow(attention=attention, order=order, residual="learned", rho=0.7, eta=1.3))
-    fast = Transformer(infoflow(attention=attention, order=order, residual="learned", rho=0.7, eta=1.3,
-                                cls_only_last=True))
+@pytest.mark.parametrize("bias", [False, True])
+def test_cls_only_last_layer_computes_the_same_map(attention, order, bias) -> None:
+    options = dict(attention=attention, order=order, residual="learned", rho=0.7, eta=1.3, attention_bias=bias)
+    full = seeded(infoflow(**options))
+    fast = Transformer(infoflow(**options, cls_only_last=True))
     fast.load_state_dict(full.state_dict())
     x = torch.randn(9, 6, 4, dtype=torch.float64)
     torch.testing.assert_close(fast(x), full(x), rtol=1e-12, atol=1e-12)
@@ -121,6 +123,6 @@ def test_unbatched_input_and_parameter_names() -> None:
             "blocks.1.ff.2.bias", "readout.weight"} <= names
     assert not any("rho" in n or "eta" in n for n in names)  # fixed residual weights are not parameters
     E, n, w = 12, 4, 8
-    per_block = lambda h: 3 * (E * h * n + h * n) + (h * n * E + E) + (E * w + w + w * E + E)  # noqa: E731
+    per_block = lambda h: 3 * E * h * n + h * n * E + (E * w + w + w * E + E)  # noqa: E731 (no attention biases)
     expected = (4 * 6 + 6 + 6 * E + E) + E + per_block(3) + per_block(2) + (E + 1)
     assert model.num_parameters() == expected

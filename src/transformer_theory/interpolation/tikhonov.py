@@ -126,7 +126,7 @@ class TikhonovTransformer(Block):
         if not tau > 0:
             raise ValueError(f"temperature tau must be positive, got {tau!r}")
         super().__init__(TransformerConfig(
-            d=d, heads=(1,), head_dim=h, value_dim=d, out_proj=False, qkv_bias=False, ffn_width=ff_width,
+            d=d, heads=(1,), head_dim=h, value_dim=d, out_proj=False, ffn_width=ff_width,
             activation="relu", ffn_out_bias=False, attention="softmax", temperature=float(tau), scale_scores=False,
             residual="learned", rho=0.0, eta=0.0, order="sa_ff"))
 

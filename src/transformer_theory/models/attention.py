@@ -10,13 +10,14 @@ With ``last_only`` only the last token (the CLS token) queries. Then the keys an
 projected: ``q·(W_K x_t + b_K) = (W_Kᵀ q)·x_t + q·b_K`` and ``Σ_t w_t (W_V x_t + b_V) = W_V Σ_t w_t x_t + b_V``
 (the weights sum to one), which costs O(T·E) per head instead of O(T·E·n). The result is the same map.
 
-Every tensor may carry extra leading axes (a batch, or a model axis under ``torch.func.vmap``).
+Tokens are (..., S, E) for one model, or (K, B, S, E) for K models whose maps carry a leading model
+axis (:class:`~transformer_theory.models.linear.Linear` with ``models=K``).
 """
 
 from __future__ import annotations
 
 import torch
-from torch import nn
+from transformer_theory.models.linear import Linear
 
 
 def attention_weights(scores: torch.Tensor, kind: str, tie_tol: float = 0.0) -> torch.Tensor:
@@ -30,9 +31,9 @@ def attention_weights(scores: torch.Tensor, kind: str, tie_tol: float = 0.0) -> 
 
 def multi_head_attention(
     x: torch.Tensor,
-    to_q: nn.Linear,
-    to_k: nn.Linear,
-    to_v: nn.Linear,
+    to_q: Linear,
+    to_k: Linear,
+    to_v: Linear,
     heads: int,
     *,
     kind: str = "softmax",
@@ -41,24 +42,32 @@ def multi_head_attention(
     head_mask: torch.Tensor | None = None,
     last_only: bool = False,
 ) -> torch.Tensor:
-    """The concatenated head outputs for tokens ``x`` (..., S, E): shape (..., S, h·n_v), or (..., 1, h·n_v)
-    with ``last_only``. ``head_mask`` (h,) multiplies each head's output (0 switches a head off)."""
+    """The concatenated head outputs for tokens ``x``: (..., S, h·n_v), or (..., 1, h·n_v) with ``last_only``.
+    ``head_mask`` (h,), or (K, h) with a model axis, multiplies each head's output (0 switches a head off)."""
     n = to_q.out_features // heads
     n_v = to_v.out_features // heads
+    stacked = to_q.models is not None
+
+    def per_model(t: torch.Tensor) -> torch.Tensor:
+        """A per-head tensor (K?, h, ...) shaped to broadcast against the head outputs (K?, B..., h, ...)."""
+        return t.view(t.shape[0], *([1] * (x.dim() - 3)), *t.shape[1:]) if stacked else t
+
     if last_only:
         q = to_q(x[..., -1, :]).unflatten(-1, (heads, n))  # (..., h, n)
         if kind == "softmax" and divisor != 1:
             q = q / divisor
-        u = torch.einsum("...hn,hne->...he", q, to_k.weight.unflatten(0, (heads, n)))
+        contract = "kbhn,khne->kbhe" if stacked else "...hn,hne->...he"
+        u = torch.einsum(contract, q, to_k.weight.unflatten(-2, (heads, n)))
         scores = u @ x.transpose(-1, -2)  # (..., h, S)
         if to_k.bias is not None:
-            scores = scores + (q * to_k.bias.unflatten(0, (heads, n))).sum(-1, keepdim=True)
+            scores = scores + (q * per_model(to_k.bias.unflatten(-1, (heads, n)))).sum(-1, keepdim=True)
         mixed = attention_weights(scores, kind, tie_tol) @ x  # (..., h, E)
-        out = torch.einsum("...he,hne->...hn", mixed, to_v.weight.unflatten(0, (heads, n_v)))
+        expand = "kbhe,khne->kbhn" if stacked else "...he,hne->...hn"
+        out = torch.einsum(expand, mixed, to_v.weight.unflatten(-2, (heads, n_v)))
         if to_v.bias is not None:
-            out = out + to_v.bias.unflatten(0, (heads, n_v))
+            out = out + per_model(to_v.bias.unflatten(-1, (heads, n_v)))
         if head_mask is not None:
-            out = out * head_mask[:, None]
+            out = out * per_model(head_mask[..., None])
         return out.flatten(-2).unsqueeze(-2)
     q = to_q(x).unflatten(-1, (heads, n)).transpose(-3, -2)  # (..., h, S, n)
     if kind == "softmax" and divisor != 1:
@@ -67,5 +76,5 @@ def multi_head_attention(
     v = to_v(x).unflatten(-1, (heads, n_v)).transpose(-3, -2)
     out = attention_weights(q @ k.transpose(-1, -2), kind, tie_tol) @ v  # (..., h, S, n_v)
     if head_mask is not None:
-        out = out * head_mask[:, None, None]
+        out = out * per_model(head_mask[..., None, None])
     return out.transpose(-3, -2).flatten(-2)

@@ -4,7 +4,8 @@
 ``FF(x) = η x + W₂ σ(W₁ x + b₁) (+ b₂)``: Paper A's layers (§2, Fig. 3) with ρ, η free, and InfoFlow's
 residual blocks with ρ = η = 1. Parameter names: ``rho``, ``eta`` (learned residual weights only),
 ``to_q``, ``to_k``, ``to_v``, ``out`` (output projection), ``ff.0``, ``ff.2``; the linear maps are created
-in that order with PyTorch's default initialisation.
+in that order with PyTorch's default initialisation. With ``models=K`` every parameter carries a leading
+model axis (K models in one tensor program; see :mod:`~transformer_theory.models.linear`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from torch import nn
 
 from transformer_theory.models.attention import multi_head_attention
 from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.linear import Linear
 
 _ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}
 
@@ -27,42 +29,47 @@ def head_mask(config: TransformerConfig, layer: int) -> torch.Tensor:
 
 
 class Block(nn.Module):
-    """Block ``layer`` of ``config`` acting on tokens (..., S, E)."""
+    """Block ``layer`` of ``config`` acting on tokens (..., S, E), or (K, B, S, E) with ``models=K``."""
 
-    def __init__(self, config: TransformerConfig, layer: int = 0) -> None:
+    def __init__(self, config: TransformerConfig, layer: int = 0, models: int | None = None) -> None:
         super().__init__()
         c = config
         E, h = c.width, c.heads[layer]
-        factory = {"dtype": getattr(torch, c.dtype)}
+        factory = {"dtype": getattr(torch, c.dtype), "models": models}
+        lead = () if models is None else (models,)
         self.heads, self.kind, self.order = h, c.attention, c.order
         self.tie_tol = c.hardmax_tie_tol
         self.divisor = c.temperature * (math.sqrt(c.head_dim) if c.scale_scores else 1.0)
         if c.residual == "learned":
-            self.rho = nn.Parameter(torch.full((1,), c.rho, **factory))
-            self.eta = nn.Parameter(torch.full((1,), c.eta, **factory))
+            self.rho = nn.Parameter(torch.full((*lead, 1), c.rho, dtype=factory["dtype"]))
+            self.eta = nn.Parameter(torch.full((*lead, 1), c.eta, dtype=factory["dtype"]))
         else:
             self.rho, self.eta = c.rho, c.eta
-        self.to_q = nn.Linear(E, h * c.head_dim, bias=c.qkv_bias, **factory)
-        self.to_k = nn.Linear(E, h * c.head_dim, bias=c.qkv_bias, **factory)
-        self.to_v = nn.Linear(E, h * c.v_dim, bias=c.qkv_bias, **factory)
-        self.out = nn.Linear(h * c.v_dim, E, **factory) if c.out_proj else None
+        self.to_q = Linear(E, h * c.head_dim, bias=c.attention_bias, **factory)
+        self.to_k = Linear(E, h * c.head_dim, bias=c.attention_bias, **factory)
+        self.to_v = Linear(E, h * c.v_dim, bias=c.attention_bias, **factory)
+        self.out = Linear(h * c.v_dim, E, bias=c.attention_bias, **factory) if c.out_proj else None
         if not c.out_proj and h * c.v_dim != E:
             raise ValueError(f"without an output projection heads·value_dim = {h * c.v_dim} must equal the width E = {E}")
         self.ff = None
         if c.ffn_width:
             self.ff = nn.Sequential(
-                nn.Linear(E, c.ffn_width, **factory),
+                Linear(E, c.ffn_width, **factory),
                 _ACTIVATIONS[c.activation](),
-                nn.Linear(c.ffn_width, E, bias=c.ffn_out_bias, **factory),
+                Linear(c.ffn_width, E, bias=c.ffn_out_bias, **factory),
             )
         if c.active_heads is not None:
-            self.register_buffer("head_mask", head_mask(c, layer), persistent=False)
+            self.register_buffer("head_mask", head_mask(c, layer).expand(*lead, h).clone(), persistent=False)
         else:
             self.head_mask = None
 
     @staticmethod
     def _residual(weight: torch.Tensor | float, x: torch.Tensor) -> torch.Tensor:
-        return x if isinstance(weight, float) and weight == 1.0 else weight * x
+        if isinstance(weight, float):
+            return x if weight == 1.0 else weight * x
+        if weight.dim() == 2:  # (K, 1): one scalar per model
+            weight = weight.view(-1, *([1] * (x.dim() - 1)))
+        return weight * x
 
     def attend(self, x: torch.Tensor, last_only: bool = False) -> torch.Tensor:
         """``SA(X)``; with ``last_only`` only for the last token (shape (..., 1, E))."""

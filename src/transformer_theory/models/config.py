@@ -40,7 +40,8 @@ class TransformerConfig:
 
     ``embed_dim`` E is the width of the residual stream (``None``: the token dimension ``d``, which
     needs no encoder). ``head_dim`` is the per-head query/key dimension n, ``value_dim`` the per-head
-    value dimension (``None``: n). Scores are ``q·k / (temperature·√n)`` with ``scale_scores``, else
+    value dimension (``None``: n); ``attention_bias`` adds biases to the query, key, value and output maps
+    (the predecessor's eq. 4 and Paper A have none). Scores are ``q·k / (temperature·√n)`` with ``scale_scores``, else
     ``q·k / temperature``; ``hardmax`` attention averages uniformly over the keys whose raw score lies
     within ``hardmax_tie_tol·(1 + |max|)`` of the maximum (Paper A, Fig. 2). Residual weights ρ (attention)
     and η (feed-forward) are constants (``residual="fixed"``) or learned scalars initialised at
@@ -57,7 +58,7 @@ class TransformerConfig:
     head_dim: int = 16
     value_dim: int | None = None
     out_proj: bool = True
-    qkv_bias: bool = True
+    attention_bias: bool = False
     ffn_width: int = 64
     activation: str = "gelu"
     ffn_out_bias: bool = True

@@ -49,7 +49,7 @@ def to_torch(model: ConstructedTransformer) -> Transformer:
     kind = kinds.pop() if kinds else "hardmax"
     head_dim = 1 if all(b.sa.is_identity or isinstance(b.sa.A, RankOne) for b in blocks) else d
     config = TransformerConfig(
-        d=d, heads=(1,) * len(blocks), head_dim=head_dim, value_dim=d, out_proj=False, qkv_bias=False,
+        d=d, heads=(1,) * len(blocks), head_dim=head_dim, value_dim=d, out_proj=False,
         ffn_width=model.max_width, activation="relu", ffn_out_bias=False, attention=kind, scale_scores=False,
         hardmax_tie_tol=HARDMAX_TIE_TOL, residual="learned", order=orders.pop() if orders else "ff_sa",
         dtype="float64",

@@ -14,27 +14,40 @@ from torch import nn
 
 from transformer_theory.models.block import Block
 from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.linear import Linear
 
 #: Standard deviation of the initial CLS token and positional encoding (nanoGPT's embedding init).
 EMBEDDING_INIT_STD = 0.02
 
 
 class Transformer(nn.Module):
-    """``config`` as a module: tokens (..., T, d) → outputs (..., readout_dim), or tokens (..., T, E)."""
+    """``config`` as a module: tokens (..., T, d) → outputs (..., readout_dim), or tokens (..., T, E).
 
-    def __init__(self, config: TransformerConfig) -> None:
+    ``models=K`` holds K models of this config with a leading model axis on every parameter (left
+    uninitialised, to be loaded): inputs (K, B, T, d), outputs (K, B, readout_dim).
+    """
+
+    def __init__(self, config: TransformerConfig, models: int | None = None) -> None:
         super().__init__()
         self.config = c = config
-        factory = {"dtype": getattr(torch, c.dtype)}
+        self.models = models
+        dtype = getattr(torch, c.dtype)
+        factory = {"dtype": dtype, "models": models}
         E = c.width
         self.encoder = None
         if c.encoder_width is not None:
-            self.encoder = nn.Sequential(nn.Linear(c.d, c.encoder_width, **factory), nn.ReLU(),
-                                         nn.Linear(c.encoder_width, E, **factory))
-        self.pos = nn.Parameter(torch.randn(c.max_len, E, **factory) * EMBEDDING_INIT_STD) if c.max_len else None
-        self.cls = nn.Parameter(torch.randn(E, **factory) * EMBEDDING_INIT_STD) if c.cls_token else None
-        self.blocks = nn.ModuleList(Block(c, layer) for layer in range(c.n_layers))
-        self.readout = nn.Linear(E, c.readout_dim, **factory) if c.readout_dim is not None else None
+            self.encoder = nn.Sequential(Linear(c.d, c.encoder_width, **factory), nn.ReLU(),
+                                         Linear(c.encoder_width, E, **factory))
+
+        def embedding(*shape: int) -> nn.Parameter:
+            if models is not None:
+                return nn.Parameter(torch.empty(models, *shape, dtype=dtype))
+            return nn.Parameter(torch.randn(*shape, dtype=dtype) * EMBEDDING_INIT_STD)
+
+        self.pos = embedding(c.max_len, E) if c.max_len else None
+        self.cls = embedding(E) if c.cls_token else None
+        self.blocks = nn.ModuleList(Block(c, layer, models) for layer in range(c.n_layers))
+        self.readout = Linear(E, c.readout_dim, **factory) if c.readout_dim is not None else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.encoder(x) if self.encoder is not None else x
@@ -42,9 +55,10 @@ class Transformer(nn.Module):
             T = h.shape[-2]
             if T > self.pos.shape[0]:
                 raise ValueError(f"sequence length {T} exceeds the positional encoding's max_len {self.pos.shape[0]}")
-            h = h + self.pos[:T]
+            h = h + (self.pos[:T] if self.models is None else self.pos[:, None, :T])
         if self.cls is not None:
-            h = torch.cat([h, self.cls.expand(*h.shape[:-2], 1, h.shape[-1])], dim=-2)
+            cls = self.cls if self.models is None else self.cls[:, None, :]  # (K, 1, E) against (K, B, T, E)
+            h = torch.cat([h, cls.unsqueeze(-2).expand(*h.shape[:-2], 1, h.shape[-1])], dim=-2)
         last = len(self.blocks) - 1
         for i, block in enumerate(self.blocks):
             h = block(h, last_only=self.config.cls_only_last and i == last)

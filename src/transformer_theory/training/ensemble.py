@@ -1,26 +1,24 @@
-"""K models of the family trained as one tensor program (PyTorch's model-ensembling recipe).
+"""K models of the family trained as one tensor program.
 
 Each run's model is created on its own (its seed, its own head counts) and then zero-padded into a
-common number of head slots per layer, the extra heads switched off by a head mask. The parameters
-are stacked with a leading model axis and the one :class:`~transformer_theory.models.Transformer`
-module is evaluated with ``torch.func.vmap`` over that axis (``functional_call`` on a parameter-free
-copy). A padded head has zero weights and receives zero gradient, so AdamW (elementwise) keeps it at
-zero: each model follows its own trajectory, and the total loss is the sum of the per-model means.
+common number of head slots per layer, the extra heads switched off by a head mask. The padded
+parameters are stacked along a leading model axis into one :class:`~transformer_theory.models.Transformer`
+built with ``models=K`` (the one implementation, every linear map a batched matrix product; the idea
+of PyTorch's model-ensembling recipe without ``vmap``). A padded head has zero weights and receives
+zero gradient, so AdamW (elementwise) keeps it at zero: each model follows its own trajectory, and the
+total loss is the sum of the per-model means.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import torch
-from torch.func import functional_call, vmap
 
 from transformer_theory.models.block import head_mask
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
-
-LossFunction = Callable[[dict, dict, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
 def init_model(config: TransformerConfig, seed: int) -> Transformer:
@@ -58,7 +56,7 @@ def pad_state(state: dict[str, torch.Tensor], shapes: dict[str, torch.Size]) -> 
 
 
 class Ensemble:
-    """The models of ``runs`` (one batch signature) stacked along a leading model axis on ``device``."""
+    """The models of ``runs`` (one batch signature) as one module with a model axis, on ``device``."""
 
     def __init__(self, runs: Sequence[RunConfig], device: str | torch.device = "cpu") -> None:
         if not runs or len({r.batch_signature() for r in runs}) != 1:
@@ -66,50 +64,43 @@ class Ensemble:
         self.runs = list(runs)
         heads = common_heads([r.model for r in runs])
         self.config = runs[0].model.padded(heads)
-        self._base = init_model(self.config, 0).to("meta")  # structure only: functional_call supplies the tensors
-        padded = {name: p.shape for name, p in self._base.named_parameters()}
+        self.module = Transformer(self.config, models=len(runs))
+        padded = {name: p.shape[1:] for name, p in self.module.named_parameters()}
         states, self.shapes = [], []
         for run in runs:
             model = init_model(run.model, run.seed)
             self.shapes.append({name: p.shape for name, p in model.named_parameters()})
             states.append(pad_state(dict(model.named_parameters()), padded))
-        self.params = {name: torch.stack([s[name] for s in states]).to(device).requires_grad_() for name in padded}
-        self.buffers = {
-            f"blocks.{layer}.head_mask": torch.stack([head_mask(r.model.padded(heads), layer) for r in runs]).to(device)
-            for layer in range(self.config.n_layers)
-        }
-        self._forward = vmap(self._single)
+        with torch.no_grad():
+            for name, p in self.module.named_parameters():
+                p.copy_(torch.stack([s[name] for s in states]))
+            for layer, block in enumerate(self.module.blocks):
+                block.head_mask.copy_(torch.stack([head_mask(r.model.padded(heads), layer) for r in runs]))
+        self.module.to(device)
 
     @property
     def size(self) -> int:
         return len(self.runs)
 
-    def _single(self, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-        return functional_call(self._base, (params, buffers), (x,))
-
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """Outputs (K, B, m) for inputs (K, B, T, d): model k on ``x[k]``."""
-        return self._forward(self.params, self.buffers, x)
+        return self.module(x)
 
-    def loss_function(self) -> LossFunction:
-        """``(params, buffers, x, y) -> (sum of the per-model MSEs, per-model MSEs)`` (compile it if wanted)."""
-        forward = self._forward
-
-        def loss(params, buffers, x, y):
-            per_model = ((forward(params, buffers, x) - y) ** 2).mean(dim=(1, 2))
-            return per_model.sum(), per_model
-
-        return loss
+    def loss(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(sum of the per-model mean squared errors, the per-model MSEs) for inputs x and targets y (K, B, m)."""
+        per_model = ((self.module(x) - y) ** 2).mean(dim=(1, 2))
+        return per_model.sum(), per_model
 
     def parameter_groups(self, weight_decay: float) -> list[dict]:
         """AdamW groups: weight matrices and the positional encoding decay; biases, ρ, η and CLS do not."""
-        decay = [p for p in self.params.values() if p.dim() >= 3]
-        rest = [p for p in self.params.values() if p.dim() < 3]
-        return [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
+        params = list(self.module.parameters())
+        return [{"params": [p for p in params if p.dim() >= 3], "weight_decay": weight_decay},
+                {"params": [p for p in params if p.dim() < 3], "weight_decay": 0.0}]
 
     def state_dict(self, index: int) -> dict[str, torch.Tensor]:
         """The parameters of model ``index`` in its own (unpadded) shapes, on the CPU."""
-        return {name: self.params[name].detach()[index][_corner(shape)].cpu().clone()
+        params = dict(self.module.named_parameters())
+        return {name: params[name].detach()[index][_corner(shape)].cpu().clone()
                 for name, shape in self.shapes[index].items()}
 
     def model(self, index: int) -> Transformer:

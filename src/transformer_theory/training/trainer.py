@@ -68,9 +68,7 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
     dtype = getattr(torch, first.model.dtype)
     optimizer = torch.optim.AdamW(ensemble.parameter_groups(first.weight_decay), lr=first.lr, betas=first.betas,
                                   foreach=True)
-    loss_function = ensemble.loss_function()
-    if options.compile:
-        loss_function = torch.compile(loss_function)
+    loss_function = torch.compile(ensemble.loss) if options.compile else ensemble.loss
     val_inputs = _tensor([d.validation.X for d in data], dtype, device)
     task_key = task.key(options)
     checkpoint = store.checkpoint_path(task_key) if store is not None else None
@@ -82,9 +80,7 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
     resumed: list[int] = []  # steps at which this task continued from a checkpoint
     saved = load_checkpoint(checkpoint, task_key) if checkpoint is not None else None
     if saved is not None:
-        with torch.no_grad():
-            for name, p in ensemble.params.items():
-                p.copy_(saved["params"][name])
+        ensemble.module.load_state_dict(saved["params"])
         optimizer.load_state_dict(saved["optimizer"])
         for d, state in zip(data, saved["data"]):
             d.load_state(state)
@@ -95,7 +91,7 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
 
     def save() -> None:
         state = {
-            "params": {n: p.detach().cpu() for n, p in ensemble.params.items()},
+            "params": {n: p.detach().cpu() for n, p in ensemble.module.named_parameters()},
             "optimizer": optimizer.state_dict(),
             "data": [d.state() for d in data],
             "torch_rng": torch.get_rng_state(),
@@ -108,6 +104,7 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
     bar = tqdm(total=first.steps, initial=step, desc=label, disable=not options.progress, mininterval=1.0,
                unit="step", dynamic_ncols=True)
     last_save_step, last_save_time = step, time.monotonic()
+    first_step_s = None  # the first step of this process (includes compilation with options.compile)
     while step < first.steps:
         start = time.perf_counter()
         batches = [d.batch() for d in data]
@@ -116,7 +113,7 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(first, step)
         optimizer.zero_grad(set_to_none=True)
-        total, per_model = loss_function(ensemble.params, ensemble.buffers, x, y)
+        total, per_model = loss_function(x, y)
         total.backward()
         optimizer.step()
         loss_sum += per_model.detach().double().cpu()
@@ -133,7 +130,9 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
             bar.set_postfix_str(f"nmse {_fmt(nmse)}", refresh=False)
             if report is not None:
                 report({"task": task_key, "step": step, "steps": first.steps, "nmse": nmse})
-        elapsed += time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        elapsed += seconds
+        first_step_s = seconds if first_step_s is None else first_step_s
         bar.update(1)
         due = time.monotonic() - last_save_time >= options.checkpoint_every_s or (
             options.checkpoint_every_steps is not None and step - last_save_step >= options.checkpoint_every_steps)
@@ -144,7 +143,8 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
 
     provenance = environment()
     finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    execution = {"device": options.device, "compiled": options.compile, "threads": torch.get_num_threads()}
+    execution = {"device": options.device, "compiled": options.compile, "threads": torch.get_num_threads(),
+                 "first_step_s": first_step_s}
     records = []
     for i, (run, h) in enumerate(zip(runs, history)):
         finite = [(v, s) for v, s in zip(h["val_nmse"], h["step"]) if v is not None]
