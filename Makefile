@@ -49,11 +49,11 @@ test: $(STAMP)
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks
 
-## recompute the committed book-profile results (results/book/*.json) from scratch
+## recompute the committed results of $(PROFILE) (results/$(PROFILE)/*.json) from scratch
 reproduce: $(STAMP)
-	rm -rf build/executed/book build/results/book
-	$(MAKE) --no-print-directory execute PROFILE=book
-	mkdir -p results/book && cp build/results/book/*.json results/book/
+	rm -rf build/executed/$(PROFILE) build/results/$(PROFILE)
+	$(MAKE) --no-print-directory execute PROFILE=$(PROFILE)
+	mkdir -p results/$(PROFILE) && cp build/results/$(PROFILE)/*.json results/$(PROFILE)/
 
 benchmark: $(STAMP)
 	for f in benchmarks/*.py; do $(PY) $$f; done

@@ -17,18 +17,12 @@ import tracemalloc
 
 import numpy as np
 
-from transformer_theory.interpolation import SequenceDataset, build_interpolator, paper_num_blocks, verify
-
-
-def dataset(N: int, seed: int, d: int = 16, n_max: int = 50) -> SequenceDataset:
-    rng = np.random.default_rng(seed)
-    inputs = [rng.uniform(-1, 1, size=(int(rng.integers(1, n_max + 1)), d)) for _ in range(N)]
-    targets = [rng.uniform(-1, 1, size=(int(rng.integers(1, min(3, len(x)) + 1)), d)) for x in inputs]
-    return SequenceDataset(inputs, targets)
+from transformer_theory.interpolation import build_interpolator, paper_num_blocks, verify
+from transformer_theory.interpolation.examples import random_dataset
 
 
 def measure(N: int, seed: int, dense_sequences: int) -> dict:
-    ds = dataset(N, seed)
+    ds = random_dataset(N, 16, seed=seed, n_max=50, m_max=3)
     t0 = time.perf_counter()
     model = build_interpolator(ds, seed=seed)
     t1 = time.perf_counter()

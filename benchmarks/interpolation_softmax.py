@@ -2,7 +2,7 @@
 hardmax benchmark (``interpolation.py``: N sequences, n_j uniform in 1..50 tokens of R^16, m_j in {1, 2, 3}).
 
 Two rows per size: the default geometry at the default temperature τ*/2 (most non-maximal weights underflow), and
-the soft geometry of spec §8.6 (P-slots 0.05 beyond the box, sphere radius 10·d = 160) where the clusters keep a spread
+the soft geometry (P-slots 0.05 beyond the box, sphere radius 10·d = 160) where the clusters keep a spread
 that the exactification layers remove. The build includes the extra pass that finds τ* for ``temperature=None``.
 
     .venv/bin/python benchmarks/interpolation_softmax.py [--sizes 10 100 1000] [--seed 0]
@@ -13,15 +13,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from interpolation import dataset
-
 from transformer_theory.interpolation import build_interpolator, paper_num_blocks, verify
+from transformer_theory.interpolation.examples import random_dataset
 
 GEOMETRIES = {"default": {}, "soft": {"slot_offset": 0.05, "sphere_radius": 160.0}}
 
 
 def measure(N: int, seed: int, geometry: str) -> dict:
-    ds = dataset(N, seed)
+    ds = random_dataset(N, 16, seed=seed, n_max=50, m_max=3)
     t0 = time.perf_counter()
     model = build_interpolator(ds, attention="softmax", seed=seed, **GEOMETRIES[geometry])
     t1 = time.perf_counter()

@@ -1,7 +1,15 @@
-"""Shared fixtures: the repository root and a throw-away project root for CLI tests."""
+"""Shared fixtures: the repository root, a throw-away project root for CLI tests, hypothesis profiles.
+
+Hypothesis profiles (``HYPOTHESIS_PROFILE=thorough pytest tests`` for a longer search):
+
+* ``default``: no deadline (the constructions' run time varies with the drawn sizes), no too-slow check,
+  derandomised, so CI runs the same examples every time;
+* ``thorough``: randomised, so each run searches new examples (repeat it to search longer).
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -9,6 +17,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+settings.register_profile("thorough", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +51,7 @@ def tiny_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         """,
         """
         import os, time
-        from transformer_theory.results import record
+        from transformer_theory.pipeline.results import record
         while x > 1 and gate and os.path.exists(gate):
             time.sleep(0.1)
         if label == "fail":

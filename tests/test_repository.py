@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import ast
+import logging
 import re
+import shlex
 
 import nbformat
 import pytest
 import yaml
 
 from conftest import ROOT
-from transformer_theory.notebooks import list_notebooks, notebook_parameters, parameters_cells
-from transformer_theory.parameters import check_parameters
-from transformer_theory.profiles import PROFILES, load_profile
+from transformer_theory.pipeline.notebooks import list_notebooks, notebook_parameters, parameters_cells
+from transformer_theory.pipeline.parameters import check_parameters, parse_value
+from transformer_theory.pipeline.profiles import DEFAULT_PROFILE, PROFILES, load_profile
+from transformer_theory.pipeline.rerun import run_command, run_it_yourself
+from transformer_theory.pipeline.runner import prepare_run
 
 NOTEBOOKS = list_notebooks()
 
@@ -60,6 +65,38 @@ def test_exactly_one_parameters_cell(path) -> None:
     nb = nbformat.read(path, as_version=4)
     assert len(parameters_cells(nb)) == 1
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_papermill_reads_every_parameter(path, caplog) -> None:
+    """papermill parses each line of the parameters cell itself (to name the parameters it injects); a line it
+    cannot parse (a comment holding '=' or quotes) is reported as an unknown parameter at every run."""
+    import papermill
+
+    with caplog.at_level(logging.WARNING, logger="papermill"):
+        names = set(papermill.inspect_notebook(str(path)))
+    assert not [r.getMessage() for r in caplog.records if "Unable to parse" in r.getMessage()]
+    assert names == set(notebook_parameters(path))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_ends_with_its_run_it_yourself_box(path) -> None:
+    last = nbformat.read(path, as_version=4).cells[-1]
+    calls = [node for node in ast.walk(ast.parse(last.source)) if isinstance(node, ast.Call)
+             and getattr(node.func, "id", None) == "run_it_yourself"] if last.cell_type == "code" else []
+    assert len(calls) == 1, f"{path.name}: the last cell must call run_it_yourself(...) once"
+    assert "remove-input" in last.metadata.get("tags", []), f"{path.name}: tag the box cell 'remove-input'"
+    notebook, main = (ast.literal_eval(arg) for arg in calls[0].args)
+    assert notebook == path.stem, f"{path.name}: the box names {notebook!r}"
+    assert main and set(main) <= set(notebook_parameters(path)), f"{path.name}: {main} are not all parameters"
+    shown = run_it_yourself(notebook, main).data.split("```bash\n")[1].split("\n```")[0]
+    assert " ".join(shown.replace("\\\n", " ").split()) == run_command(notebook, main)
+    command = shlex.split(run_command(notebook, main))
+    assert command[:5] == ["python", "-m", "transformer_theory", "run", path.stem]
+    overrides = {name: parse_value(value) for flag, name, value in zip(*[iter(command[5:])] * 3) if flag == "-p"}
+    assert list(overrides) == main, f"{path.name}: the command does not pass {main}"
+    default = prepare_run(path.stem, DEFAULT_PROFILE)
+    assert prepare_run(path.stem, DEFAULT_PROFILE, overrides).config_hash == default.config_hash
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -1,5 +1,5 @@
-"""``python -m transformer_theory``: see :mod:`transformer_theory.cli`."""
+"""``python -m transformer_theory``: see :mod:`transformer_theory.pipeline.cli`."""
 
-from transformer_theory.cli import main
+from transformer_theory.pipeline.cli import main
 
 raise SystemExit(main())

@@ -12,8 +12,8 @@ from transformer_theory.infoflow import (Architecture, Bilinear, Custom, Linear,
     (dict(heads=(-1,), embed_dim=8, input_dim=4), r"heads\[0\] = -1"),
     (dict(heads=(), embed_dim=8, input_dim=4), "at least one layer"),
     (dict(heads=(1.5,), embed_dim=8, input_dim=4), "integers"),
-    (dict(heads=(1,), embed_dim=0, input_dim=4), "embed_dim = 0"),
-    (dict(heads=(1,), embed_dim=8, input_dim=0), "input_dim = 0"),
+    (dict(heads=(1,), embed_dim=0, input_dim=4), r"embed_dim \(the embedding dimension E\) must be a positive integer, got 0"),
+    (dict(heads=(1,), embed_dim=8, input_dim=0), r"input_dim \(the token dimension d\) must be a positive integer, got 0"),
     (dict(heads=3, embed_dim=8, input_dim=4), "heads must be a sequence"),
 ])
 def test_architecture_errors(kw, msg):
@@ -63,5 +63,5 @@ def test_dimension_mismatch_and_bad_data():
         pairwise_max(2)(np.zeros((2, 5, 3)))
     with pytest.raises(ValueError, match="shape"):
         pairwise_max(2)(np.zeros((5, 4)))
-    with pytest.raises(ValueError, match="D = 0"):
+    with pytest.raises(ValueError, match="D must be a positive integer, got 0"):
         pairwise_max(0)

@@ -1,4 +1,4 @@
-"""Information-set updates on the worked examples (a)-(c) of infoflow-spec.md §2.7."""
+"""Information-set updates on the worked examples (a)-(c) of chapter 06 (the framework's walk-through, reconstructed)."""
 
 import pytest
 

@@ -54,7 +54,7 @@ def test_max_retrieval_matches_brute_force(D, T):
     np.testing.assert_allclose(tree(X), bf_max_retrieval(X, tree.params["a"]), rtol=0, atol=1e-12)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(D=st.integers(1, 4), T=st.integers(1, 7), seed=st.integers(0, 10**6))
 def test_pairwise_max_matches_brute_force(D, T, seed):
     tree = pairwise_max(D, seed=seed % 97)

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transformer_theory.models.export import to_torch
@@ -24,9 +24,10 @@ from transformer_theory.interpolation.construction.hardmax import private_counts
 from transformer_theory.interpolation.construction.configuration import Configuration
 from transformer_theory.interpolation.examples import random_dataset, toy_dataset
 
-from interpolation_strategies import FAMILIES, datasets, rational_datasets
+from strategies.interpolation import datasets, rational_datasets
+from transformer_theory.interpolation.examples import FAMILIES
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60)
 
 
 def check_model(ds: SequenceDataset, seed: int = 0, **kwargs):
@@ -49,13 +50,13 @@ def test_exact_interpolation_on_adversarial_datasets(ds: SequenceDataset) -> Non
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(data=st.data())
 def test_each_family(family: str, data: st.DataObject) -> None:
     check_model(data.draw(datasets(max_N=10, dims=(2, 16), families=(family,))))
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(datasets(max_N=5))
 def test_match_paper_depth_pads_with_identity_blocks(ds: SequenceDataset) -> None:
     model, errors = check_model(ds, match_paper_depth=True)
@@ -63,7 +64,7 @@ def test_match_paper_depth_pads_with_identity_blocks(ds: SequenceDataset) -> Non
     assert all(model.blocks[i].is_identity for i in model.stages["padding"])
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(rational_datasets())
 def test_exact_mode_certificate(ds: SequenceDataset) -> None:
     model = build_interpolator(ds, exact=True)
@@ -157,7 +158,7 @@ def test_trace_shapes() -> None:
 
 def test_unknown_attention_and_bad_arguments() -> None:
     ds = toy_dataset()
-    with pytest.raises(ValueError, match="attention='linear': available constructions are hardmax, softmax"):
+    with pytest.raises(ValueError, match="attention must be one of 'hardmax', 'softmax', got 'linear'"):
         build_interpolator(ds, attention="linear")
     with pytest.raises(ValueError, match="dataset must be a SequenceDataset"):
         build_interpolator([np.zeros((1, 2))])

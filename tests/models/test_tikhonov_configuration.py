@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_theory.interpolation.tikhonov import (TikhonovTransformer, exact_interpolant, generate_synthetic_data,
+from transformer_theory.training.tikhonov import (TikhonovTransformer, exact_interpolant, generate_synthetic_data,
                                                        hausdorff_to_singleton_loss, train_tikhonov)
 from transformer_theory.models import Block
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import cli, make_notebook
 from transformer_theory.training import TrainOptions, best_over_seeds, experiment, plan_tasks, run_experiment
 
 TINY = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "train_size": 64, "val_size": 64,
@@ -57,6 +57,7 @@ def test_best_over_seeds() -> None:
 def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) -> None:
     import yaml
 
+    make_notebook(tiny_project / "notebooks" / "10_intrinsic_dimension.ipynb", "seed = 0", "print(seed)")
     smoke = tiny_project / "params" / "smoke.yaml"
     smoke.write_text(smoke.read_text() + yaml.safe_dump({"10_intrinsic_dimension": TINY}))
     out = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")

@@ -8,13 +8,12 @@ specific-position aggregation, InfoFlow §2.3 mode 3).
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 
-def _is_int(x: object) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+from transformer_theory.checks import is_integer, positive_int
 
 
 @dataclass(frozen=True, init=False)
@@ -24,9 +23,10 @@ class Architecture:
     Parameters
     ----------
     heads
-        ``(h_1, ..., h_L)``: number of attention heads of each layer; ``L = len(heads)``.
+        ``(h_1, ..., h_L)``: number of attention heads of each layer; ``L = len(heads)``. Any sequence
+        of integers, or a 1-D integer NumPy array.
     embed_dim
-        total embedding dimension ``E`` (per-head dimension ``n_l = E / h_l``).
+        total embedding dimension ``E`` (per-head dimension ``n_l = E / h_l``; ``E >= h_l``).
     input_dim
         token dimension ``d``.
     positional
@@ -38,23 +38,31 @@ class Architecture:
     input_dim: int
     positional: bool
 
-    def __init__(self, heads: Sequence[int], embed_dim: int, input_dim: int, positional: bool = False):
-        if isinstance(heads, (int, bool)) or not isinstance(heads, Sequence) or isinstance(heads, str):
+    def __init__(self, heads: Sequence[int] | np.ndarray, embed_dim: int, input_dim: int, positional: bool = False):
+        if isinstance(heads, np.ndarray):
+            if heads.ndim != 1:
+                raise ValueError(f"heads must be a 1-D sequence (h_1, ..., h_L) of head counts, got an array of "
+                                 f"shape {heads.shape}")
+            heads = heads.tolist()
+        if isinstance(heads, (str, bytes)) or not isinstance(heads, Sequence):
             raise ValueError(f"heads must be a sequence (h_1, ..., h_L) of head counts, got {heads!r}")
         if len(heads) == 0:
             raise ValueError("heads = (): the architecture needs at least one layer")
         for i, h in enumerate(heads):
-            if not _is_int(h):
+            if not is_integer(h):
                 raise ValueError(f"heads[{i}] = {h!r}: head counts must be integers")
             if h <= 0:
                 raise ValueError(f"heads[{i}] = {h}: every layer needs at least one head")
-        if not _is_int(embed_dim) or embed_dim < 1:
-            raise ValueError(f"embed_dim = {embed_dim!r}: the embedding dimension E must be an integer >= 1")
-        if not _is_int(input_dim) or input_dim < 1:
-            raise ValueError(f"input_dim = {input_dim!r}: the token dimension d must be an integer >= 1")
+        E = positive_int("embed_dim (the embedding dimension E)", embed_dim)
+        d = positive_int("input_dim (the token dimension d)", input_dim)
+        if not isinstance(positional, (bool, np.bool_)):
+            raise ValueError(f"positional must be True or False, got {positional!r}")
+        if E < max(heads):
+            raise ValueError(f"embed_dim E = {E} < {max(heads)} heads in one layer: each head needs at least one "
+                             f"of the E dimensions (per-head dimension n = E / h >= 1)")
         object.__setattr__(self, "heads", tuple(int(h) for h in heads))
-        object.__setattr__(self, "embed_dim", int(embed_dim))
-        object.__setattr__(self, "input_dim", int(input_dim))
+        object.__setattr__(self, "embed_dim", E)
+        object.__setattr__(self, "input_dim", d)
         object.__setattr__(self, "positional", bool(positional))
 
     @property
@@ -64,8 +72,8 @@ class Architecture:
 
     def per_head_dim(self, layer: int) -> float:
         """``n_l = E / h_l`` for 1-based ``layer`` (a float: P1 rounds up, InfoFlow's formulas use the ratio)."""
-        if not 1 <= layer <= self.n_layers:
-            raise ValueError(f"layer = {layer}: layers are numbered 1..{self.n_layers}")
+        if not is_integer(layer) or not 1 <= layer <= self.n_layers:
+            raise ValueError(f"layer = {layer!r}: layers are numbered 1..{self.n_layers}")
         return self.embed_dim / self.heads[layer - 1]
 
     def __str__(self) -> str:

@@ -1,23 +1,25 @@
 """Comparison structure of a target: order beta', dimension beta_1 per level, depth, comparison number.
 
-Names from the seed summary of InfoFlow (Yu et al. 2026); **definitions are a reconstruction [INF]**
-(``infoflow-spec.md`` §2.5):
+Names from InfoFlow (Yu et al. 2026, as summarised); **the definitions are a reconstruction** (see the
+book's page on how it reconstructs the papers):
 
 * *order* beta' of a reduction: the number of distinct positions jointly entering one comparison
   (``max_t a^T x(t)``: 1; ``x(s)^T A x(t)``: 2; ``||x(t1)+x(t2)+x(t3)||``: 3); of a target: the maximum.
 * *level* of a node: 1 + the longest chain of nodes nested inside it (level 1 runs first).
 * *dimension* beta_1 at a level: the number of nodes at that level (they must run in parallel: each
   needs its own head in the layer executing the level; P1's intrinsic dimension D).
-* *depth*: the highest level (number of layers a retrieval schedule needs).
+* *depth*: the highest level: the nesting depth of the tree as written. It is the number of layers a
+  schedule needs when every level is a separate retrieval; a pointer chase needs fewer (pointer
+  doubling, see :func:`~transformer_theory.infoflow.prediction.minimal_depth`).
 * *comparison number*: candidate tuples compared, ``sum over reductions of T^{order}``.
 """
 
 from __future__ import annotations
 
-import numbers
 from collections import Counter
 from dataclasses import dataclass
 
+from transformer_theory.checks import positive_int
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.trees import Reduction, Tree
 
@@ -58,8 +60,7 @@ def comparison_stats(target: Tree, seq_len: int) -> ComparisonStats:
     """Comparison order, dimension per level, depth and comparison number of ``target`` at ``seq_len``."""
     if not isinstance(target, Tree):
         raise ValueError(f"target must be a comparison Tree, got {type(target).__name__}")
-    if not isinstance(seq_len, numbers.Integral) or isinstance(seq_len, bool) or seq_len < 1:
-        raise ValueError(f"seq_len = {seq_len!r} must be a positive integer")
+    seq_len = positive_int("seq_len", seq_len)
     orders, nodes, dims = [], [], Counter()
     for info in target.nodes():
         node = info.node
@@ -80,4 +81,5 @@ def comparison_capacity(arch: Architecture, seq_len: int) -> int:
 
     A target with comparison number ~T^3 outgrows every fixed architecture (InfoFlow §4.2 reading).
     """
+    seq_len = positive_int("seq_len", seq_len)
     return sum(h * (seq_len + 1) ** 2 for h in arch.heads)

@@ -1,8 +1,9 @@
 """Comparison trees: a target written as nested max/min reductions over token positions.
 
 InfoFlow (Yu, Jiang, Bao, Li 2026, arXiv 2605.17930) measures a target by its *comparison tree*; the
-names (comparison tree, order beta', dimension beta_1, comparison number) come from the seed summary,
-the **definitions used here are a reconstruction [INF]** (``shared/papers/infoflow-spec.md`` §2.5):
+names (comparison tree, order beta', dimension beta_1, comparison number) are the paper's as
+summarised, **the definitions used here are a reconstruction** (see the book's page on how it
+reconstructs the papers):
 
 * the root combines its *terms* (a sum by default, or any smooth ``F0``);
 * a :class:`Reduction` is ``max``/``min`` (or the k-th largest / smallest) over one bound position
@@ -14,6 +15,8 @@ the **definitions used here are a reconstruction [INF]** (``shared/papers/infofl
 The same object is **evaluable on data**: :meth:`Tree.__call__` evaluates every reduction generically
 (one vectorised evaluator for every tree, hand-written or library-made), so the targets of
 :mod:`transformer_theory.infoflow.targets` also generate the training data of the experiment chapters.
+A nested node is evaluated once per value of its own free variables (so a chain of ``k`` nested
+pointer look-ups costs ``k T^2`` per sample, not ``T^(k+1)``).
 
 Writing a new tree::
 
@@ -23,21 +26,28 @@ Writing a new tree::
     tree = Tree([outer], input_dim=4, name="my target")                  # min_t [m(t) - x(t)_1]
     y = tree(X)                                                          # X: (batch, T, 4)
 
-A separable score (a sum of per-token terms) should be written as separate reductions: the tree's
-structure *is* the decomposition the framework schedules.
+Scores combine with ``+``, ``-`` and scalar ``*`` (:class:`Sum`), e.g. ``Linear("t", a) + inner``.
+Parameters are checked against the token dimension when the :class:`Tree` is built, and every
+:class:`Custom` function is run once on random inputs then (it must return one value per position;
+a declared ``symmetric=True`` is verified).
 """
 
 from __future__ import annotations
 
 import itertools
-import numbers
+import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from transformer_theory.checks import is_integer, is_real, positive_int, positive_real
+
 #: Elements of the evaluation layout (batch x position axes) allowed per chunk of the batch.
 EVAL_BUDGET = 2**21
+
+#: Random inputs a :class:`Custom` function is checked on when its tree is built.
+PROBE_SAMPLES = 16
 
 
 # ----------------------------------------------------------------------------------------------
@@ -133,30 +143,35 @@ class Expr:
     def evaluate(self, ctx: _Ctx) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def check(self, d: int) -> None:
+        """Raise ``ValueError`` if the parameters do not fit tokens of dimension ``d`` (called by :class:`Tree`)."""
+
     def monotone_split(self) -> "tuple[Expr, Callable[[np.ndarray], np.ndarray]] | None":
         """``(inner, f)`` with ``self == f(inner)`` and ``f`` increasing, if cheaper to reduce ``inner``."""
         return None
 
+    # scores combine linearly: ``a + b``, ``a - b``, ``2 * a``, ``a + 1.0``
+    def __add__(self, other: "Expr | float") -> "Sum":
+        return Sum.of(self, other)
 
-def _accumulate(arrays: list[np.ndarray]) -> np.ndarray | None:
-    """Sum of broadcastable fresh arrays, in place into the first one of the full shape."""
-    if not arrays:
-        return None
-    arrays = sorted(arrays, key=lambda a: a.size)
-    full = np.broadcast_shapes(*(a.shape for a in arrays))
-    big = [a for a in arrays if a.shape == full]
-    if not big:
-        out = arrays[0] + arrays[1]  # small pieces first, then grow
-        rest = arrays[2:]
-    else:
-        out = big[-1]
-        rest = [a for a in arrays if a is not out]
-    for a in rest:
-        if out.shape == full:
-            out += a
-        else:
-            out = out + a
-    return out
+    def __radd__(self, other: "Expr | float") -> "Sum":
+        return Sum.of(other, self)
+
+    def __sub__(self, other: "Expr | float") -> "Sum":
+        return Sum.of(self, -1.0 * other)
+
+    def __rsub__(self, other: "Expr | float") -> "Sum":
+        return Sum.of(other, -1.0 * self)
+
+    def __mul__(self, c: float) -> "Sum":
+        if not is_real(c) or not math.isfinite(float(c)):
+            raise ValueError(f"a score can only be multiplied by a finite number, got {c!r} (use Custom for products)")
+        return Sum([self], [float(c)])
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> "Sum":
+        return -1.0 * self
 
 
 def _check_var(name: str, what: str) -> str:
@@ -165,15 +180,31 @@ def _check_var(name: str, what: str) -> str:
     return name
 
 
+def _finite_array(value: Any, what: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be an array of real numbers, got {value!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} contains NaN or infinite entries")
+    return arr
+
+
 class Linear(Expr):
     """``a^T x(var)`` (order 1): the score of max-position retrieval in P1's D-retrieval target."""
 
     def __init__(self, var: str, a: Sequence[float] | np.ndarray):
         self.var = _check_var(var, "Linear")
-        self.a = np.asarray(a, dtype=np.float64).reshape(-1)
+        self.a = _finite_array(a, f"Linear a^T x({var}): a")
+        if self.a.ndim != 1:
+            raise ValueError(f"Linear a^T x({var}): a must be a vector, got shape {self.a.shape}")
 
     def variables(self) -> frozenset[str]:
         return frozenset({self.var})
+
+    def check(self, d: int) -> None:
+        if self.a.shape != (d,):
+            raise ValueError(f"Linear a^T x({self.var}): a has {self.a.size} entries, but the tokens have d = {d}")
 
     def evaluate(self, ctx: _Ctx) -> np.ndarray:
         feat = ctx.cached(("linear", id(self)), lambda X: X @ self.a)
@@ -189,12 +220,17 @@ class Bilinear(Expr):
     def __init__(self, left: str, right: str, A: np.ndarray | None = None):
         self.left = _check_var(left, "Bilinear")
         self.right = _check_var(right, "Bilinear")
-        self.A = None if A is None else np.asarray(A, dtype=np.float64)
+        self.A = None if A is None else _finite_array(A, f"Bilinear x({left})^T A x({right}): A")
         if self.A is not None and (self.A.ndim != 2 or self.A.shape[0] != self.A.shape[1]):
             raise ValueError(f"Bilinear: A must be a square d x d matrix, got shape {self.A.shape}")
 
     def variables(self) -> frozenset[str]:
         return frozenset({self.left, self.right})
+
+    def check(self, d: int) -> None:
+        if self.A is not None and self.A.shape != (d, d):
+            raise ValueError(f"Bilinear x({self.left})^T A x({self.right}): A has shape {self.A.shape}, "
+                             f"but the tokens have d = {d} (A must be {d} x {d})")
 
     def evaluate(self, ctx: _Ctx) -> np.ndarray:
         if self.A is None:
@@ -259,12 +295,104 @@ class NormOfSum(Expr):
         return s + "^2" if self.squared else s
 
 
+def _accumulate(arrays: list[np.ndarray]) -> np.ndarray | None:
+    """Sum of broadcastable fresh arrays, in place into the first one of the full shape."""
+    if not arrays:
+        return None
+    arrays = sorted(arrays, key=lambda a: a.size)
+    full = np.broadcast_shapes(*(a.shape for a in arrays))
+    big = [a for a in arrays if a.shape == full]
+    if not big:
+        out = arrays[0] + arrays[1]  # small pieces first, then grow
+        rest = arrays[2:]
+    else:
+        out = big[-1]
+        rest = [a for a in arrays if a is not out]
+    for a in rest:
+        if out.shape == full:
+            out += a
+        else:
+            out = out + a
+    return out
+
+
+class Sum(Expr):
+    """``constant + sum_i w_i e_i``: a score written with ``+``, ``-`` and scalar ``*``.
+
+    A nested node that enters a score only as a term of a :class:`Sum` is read *additively*; when it
+    does not depend on the bound variable it shifts every score by the same amount, so it does not
+    change which position is selected (the scheduler computes it as a separate term).
+    """
+
+    def __init__(self, terms: Sequence[Expr], weights: Sequence[float] | None = None, constant: float = 0.0):
+        terms = tuple(terms)
+        if not terms:
+            raise ValueError("Sum: needs at least one term")
+        weights = (1.0,) * len(terms) if weights is None else tuple(weights)
+        if len(weights) != len(terms):
+            raise ValueError(f"Sum: {len(terms)} terms but {len(weights)} weights")
+        if not is_real(constant) or not math.isfinite(float(constant)):
+            raise ValueError(f"Sum: constant must be a finite number, got {constant!r}")
+        flat: list[tuple[float, Expr]] = []
+        const = float(constant)
+        for w, t in zip(weights, terms):
+            if not is_real(w) or not math.isfinite(float(w)):
+                raise ValueError(f"Sum: weights must be finite numbers, got {w!r}")
+            if not isinstance(t, Expr):
+                raise ValueError(f"Sum: terms must be scores (Expr), got {t!r}")
+            if isinstance(t, Sum):  # flatten nested sums
+                flat += [(float(w) * w2, t2) for w2, t2 in t.items]
+                const += float(w) * t.constant
+            else:
+                flat.append((float(w), t))
+        self.items: tuple[tuple[float, Expr], ...] = tuple(flat)
+        self.constant = const
+
+    @staticmethod
+    def of(a: "Expr | float", b: "Expr | float") -> "Sum":
+        """``a + b`` for scores and numbers."""
+        terms, weights, const = [], [], 0.0
+        for x in (a, b):
+            if isinstance(x, Expr):
+                terms.append(x)
+                weights.append(1.0)
+            elif is_real(x) and math.isfinite(float(x)):
+                const += float(x)
+            else:
+                raise ValueError(f"a score can only be added to a score or a finite number, got {x!r}")
+        return Sum(terms, weights, const)
+
+    def variables(self) -> frozenset[str]:
+        return frozenset().union(*(t.variables() for _, t in self.items))
+
+    def nodes(self) -> tuple["Node", ...]:
+        out: tuple[Node, ...] = ()
+        for _, t in self.items:
+            out += (t,) if isinstance(t, Node) else t.nodes()
+        return out
+
+    def evaluate(self, ctx: _Ctx) -> np.ndarray:
+        out: Any = self.constant
+        for w, t in self.items:
+            out = out + w * np.asarray(t.evaluate(ctx), dtype=np.float64)
+        return np.asarray(out, dtype=np.float64)
+
+    def __repr__(self) -> str:
+        parts = [repr(t) if w == 1 else f"{w:g} {t!r}" for w, t in self.items]
+        if self.constant:
+            parts.append(f"{self.constant:g}")
+        return "(" + " + ".join(parts) + ")"
+
+
 class Custom(Expr):
     """Any vectorised function of tokens and nested values.
 
     ``args`` lists position variables (the function receives the tokens ``x(var)``, shape
     ``(..., d)``) and nodes (it receives their values, shape ``(...)``), all mutually broadcastable;
-    it must return an array of the broadcast shape (without the trailing ``d``).
+    it must return an array of the broadcast shape (without the trailing ``d``). When the tree is
+    built the function is called on random inputs: a result that keeps the feature axis, or is NaN,
+    is refused, and ``symmetric=True`` (the value does not change when two position variables swap
+    their tokens) is verified.
     """
 
     def __init__(self, fn: Callable[..., np.ndarray], args: Sequence["str | Node"], *,
@@ -276,8 +404,12 @@ class Custom(Expr):
         for a in self.args:
             if not isinstance(a, (str, Node)):
                 raise ValueError(f"Custom: args are position variables or nodes, got {a!r}")
-        self.symmetric = bool(symmetric)
         self.name = name or getattr(fn, "__name__", "f")
+        self.symmetric = bool(symmetric)
+        if self.symmetric and any(isinstance(a, Node) for a in self.args):
+            raise ValueError(f"Custom '{self.name}': symmetric=True is declared for functions of position "
+                             f"variables only, but its arguments include nodes")
+        self._probes: dict[tuple, np.ndarray] = {}
 
     def variables(self) -> frozenset[str]:
         out: set[str] = set()
@@ -290,7 +422,70 @@ class Custom(Expr):
 
     def evaluate(self, ctx: _Ctx) -> np.ndarray:
         vals = [ctx.tokens(a) if isinstance(a, str) else a.evaluate(ctx) for a in self.args]
-        return np.asarray(self.fn(*vals), dtype=np.float64)
+        out = np.asarray(self.fn(*vals), dtype=np.float64)
+        expected = np.broadcast_shapes(*(v.shape[:-1] if isinstance(a, str) else v.shape
+                                         for a, v in zip(self.args, vals))) if vals else ()
+        if out.ndim > len(expected):
+            raise ValueError(f"Custom '{self.name}' returned shape {out.shape} for inputs of shape {expected}: "
+                             f"a score gives one value per position (did it keep the token-feature axis?)")
+        return out
+
+    # -------------------------------------------------------------- checks on random inputs
+    def _probe(self, d: int, seed: int, swap: tuple[str, str] | None = None,
+               shift: tuple[int, np.ndarray] | None = None) -> np.ndarray:
+        key = (d, seed, swap, None if shift is None else (shift[0], shift[1].tobytes()))
+        if key in self._probes:
+            return self._probes[key]
+        rng = np.random.default_rng(seed)
+        names = sorted({a for a in self.args if isinstance(a, str)})
+        toks = {v: rng.normal(size=(PROBE_SAMPLES, d)) for v in names}
+        if swap is not None:
+            toks[swap[0]], toks[swap[1]] = toks[swap[1]], toks[swap[0]]
+        vals = []
+        for j, a in enumerate(self.args):
+            if isinstance(a, str):
+                vals.append(toks[a])
+            else:
+                v = rng.normal(size=PROBE_SAMPLES)
+                vals.append(v + shift[1] if shift is not None and shift[0] == j else v)
+        try:
+            with np.errstate(all="ignore"):
+                out = np.asarray(self.fn(*vals), dtype=np.float64)
+        except Exception as exc:  # a user function: report any failure as bad input
+            raise ValueError(f"Custom '{self.name}' failed on {PROBE_SAMPLES} random inputs (tokens of shape "
+                             f"({PROBE_SAMPLES}, {d}), values of shape ({PROBE_SAMPLES},)): {exc}") from exc
+        self._probes[key] = out
+        return out
+
+    def check(self, d: int) -> None:
+        out = self._probe(d, 0)
+        if out.ndim > 1 or (out.ndim == 1 and out.shape[0] not in (1, PROBE_SAMPLES)):
+            raise ValueError(f"Custom '{self.name}' returned shape {out.shape} for {PROBE_SAMPLES} positions with "
+                             f"tokens of dimension d = {d}: a score gives one value per position "
+                             f"(did it keep the token-feature axis?)")
+        if np.isnan(out).any():
+            raise ValueError(f"Custom '{self.name}' returned NaN on random inputs")
+        if self.symmetric:
+            names = sorted({a for a in self.args if isinstance(a, str)})
+            for u, w in itertools.combinations(names, 2):
+                if not np.allclose(self._probe(d, 0, swap=(u, w)), out, rtol=1e-9, atol=1e-12, equal_nan=True):
+                    raise ValueError(f"Custom '{self.name}' is declared symmetric=True, but swapping the tokens of "
+                                     f"'{u}' and '{w}' changes its value on random inputs")
+
+    def additive_weight(self, j: int, d: int) -> float | None:
+        """``w`` if the function is ``g(other args) + w * m`` in its ``j``-th argument ``m`` (a node value),
+        checked on random inputs; ``None`` otherwise."""
+        weights = []
+        for seed in (1, 2):
+            delta = np.random.default_rng(100 + seed).normal(size=PROBE_SAMPLES)
+            with np.errstate(all="ignore"):
+                diff = self._probe(d, seed, shift=(j, delta)) - self._probe(d, seed)
+                w = diff / delta
+            if diff.shape != (PROBE_SAMPLES,) or not np.all(np.isfinite(w)):
+                return None
+            weights.append(w)
+        w = np.concatenate(weights)
+        return float(w[0]) if np.allclose(w, w[0], rtol=1e-8, atol=1e-10) else None
 
     def __repr__(self) -> str:
         names = [a if isinstance(a, str) else (a.label or "m") for a in self.args]
@@ -301,9 +496,43 @@ class Custom(Expr):
 # nodes
 # ----------------------------------------------------------------------------------------------
 class Node(Expr):
-    """A node of a comparison tree (a reduction or a fixed-position read); its value is an Expr."""
+    """A node of a comparison tree (a reduction or a fixed-position read); its value is an Expr.
+
+    :meth:`evaluate` computes the node once per value of its own free variables and gathers that
+    table into the caller's layout (a nested node does not multiply the work of its enclosing ones).
+    """
 
     label: str | None = None
+
+    def describe(self) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _compute(self, ctx: _Ctx) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _table(self, ctx: _Ctx, what: str, fn: Callable[["_Ctx"], np.ndarray]) -> np.ndarray:
+        free = sorted(self.variables())
+        key = (what, id(self))
+        if key not in ctx.cache:
+            compact = _Ctx(ctx.X, ctx.cache, {}, 0)
+            for v in free:
+                compact = compact.bind(v)
+            val = np.asarray(fn(compact))
+            lead = (ctx.X.shape[0],) + (ctx.T,) * len(free)
+            ctx.cache[key] = np.broadcast_to(val, lead + val.shape[1 + len(free):]) if free else val
+        val = ctx.cache[key]
+        if ctx.ndim and val.ndim > 1 + len(free):
+            raise ValueError(f"{self.describe()}: a vector-valued node can only be a term of the root")
+        if not free:
+            return val.reshape(val.shape[:1] + (1,) * ctx.ndim) if ctx.ndim else val
+        return val[(slice(None),) + tuple(ctx.idx[v] for v in free)]
+
+    def evaluate(self, ctx: _Ctx) -> np.ndarray:
+        return self._table(ctx, "node", lambda c: np.asarray(self._compute(c), dtype=np.float64))
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'tsnrhtdd'[(k // 10 % 10 != 1) * (k % 10 < 4) * k % 10::4]}"
 
 
 class Reduction(Node):
@@ -320,18 +549,22 @@ class Reduction(Node):
         reductions' values).
     rank
         ``k``: select the k-th largest (``max``) / smallest (``min``) score; ``k = 1`` is the usual
-        max/min. Only ``k = 1`` is a cheap max-position retrieval (InfoFlow Theorem 2, as summarised).
+        max/min. Only ``k = 1`` is a cheap max-position retrieval in one layer (InfoFlow Theorem 2,
+        as summarised).
     value
         what the reduction returns, evaluated at the selected position (default: the score itself);
-        e.g. ``Linear(var, b)`` returns ``b^T x(t_k)``.
+        e.g. ``Linear(var, b)`` returns ``b^T x(t_k)``; a nested reduction whose free variable is
+        ``var`` reads the selected position's own look-up (a pointer chase).
     exclude
-        enclosing variables the bound variable must differ from (e.g. ``s != t``).
+        positions ``var`` must avoid: enclosing variables (``"t"`` for ``s != t``) or reductions whose
+        selected positions are masked (the maxima found by earlier reductions: the k-th largest
+        written as a max that masks the first k - 1).
     label
         name of the selected position in information sets (``"s1"`` gives ``s1*(t)``); default ``var``.
     """
 
     def __init__(self, op: str, var: str, score: Expr, *, rank: int = 1, value: Expr | None = None,
-                 exclude: Sequence[str] = (), label: str | None = None):
+                 exclude: Sequence["str | Reduction"] = (), label: str | None = None):
         if op not in ("max", "min"):
             raise ValueError(f"Reduction: op must be 'max' or 'min', got {op!r}")
         self.op = op
@@ -340,12 +573,21 @@ class Reduction(Node):
             raise ValueError(f"reduction '{op} over {var}': score must be an Expr, got {score!r}")
         if value is not None and not isinstance(value, Expr):
             raise ValueError(f"reduction '{op} over {var}': value must be an Expr, got {value!r}")
-        if not isinstance(rank, numbers.Integral) or isinstance(rank, bool) or rank < 1:
-            raise ValueError(f"reduction '{op} over {var}': rank = {rank!r} must be an integer >= 1")
+        self.rank = positive_int(f"reduction '{op} over {var}': rank", rank)
         self.score = score
-        self.rank = int(rank)
         self.value = value
-        self.exclude = tuple(_check_var(v, "Reduction.exclude") for v in exclude)
+        if isinstance(exclude, (str, Node)):
+            exclude = (exclude,)
+        excl = []
+        for e in exclude:
+            if isinstance(e, str):
+                excl.append(_check_var(e, "Reduction.exclude"))
+            elif isinstance(e, Reduction):
+                excl.append(e)
+            else:
+                raise ValueError(f"reduction '{op} over {var}': exclude lists enclosing variables or reductions "
+                                 f"(whose selected positions are masked), got {e!r}")
+        self.exclude: tuple[str | Reduction, ...] = tuple(excl)
         self.label = label if label is not None else var
         if var not in score.variables():
             raise ValueError(f"reduction '{self.describe()}': its score does not read '{var}'")
@@ -361,8 +603,18 @@ class Reduction(Node):
         """Comparison order beta': distinct positions entering one comparison (incl. ``var``)."""
         return len(self.score.variables())
 
+    @property
+    def exclude_vars(self) -> tuple[str, ...]:
+        return tuple(e for e in self.exclude if isinstance(e, str))
+
+    @property
+    def exclude_nodes(self) -> tuple["Reduction", ...]:
+        return tuple(e for e in self.exclude if isinstance(e, Reduction))
+
     def free_variables(self) -> frozenset[str]:
-        return (self.score.variables() | (self.value.variables() if self.value else frozenset())) - {self.var}
+        out = self.score.variables() | (self.value.variables() if self.value else frozenset())
+        out |= frozenset(self.exclude_vars).union(*(e.variables() for e in self.exclude_nodes))
+        return out - {self.var}
 
     def variables(self) -> frozenset[str]:
         return self.free_variables()
@@ -372,7 +624,7 @@ class Reduction(Node):
         for e in (self.score, self.value):
             if e is not None:
                 out += (e,) if isinstance(e, Node) else e.nodes()
-        return out
+        return out + self.exclude_nodes
 
     # ------------------------------------------------------------------ evaluation
     def _fused_chain(self) -> tuple[list[str], Expr] | None:
@@ -395,20 +647,30 @@ class Reduction(Node):
         return None
 
     def _scores(self, ctx: _Ctx) -> tuple[_Ctx, np.ndarray]:
+        T = ctx.T
+        if self.rank + len(self.exclude) > T:
+            which = "largest" if self.op == "max" else "smallest"
+            excl = f" after excluding {len(self.exclude)} position(s)" if self.exclude else ""
+            raise ValueError(f"reduction '{self.describe()}': selecting the {_ordinal(self.rank)} {which} score"
+                             f"{excl} needs seq_len >= {self.rank + len(self.exclude)}, got seq_len = {T}")
         sub = ctx.bind(self.var)
         s = np.asarray(self.score.evaluate(sub), dtype=np.float64)
-        s = np.broadcast_to(s, s.shape[:-1] + (ctx.T,)) if s.shape[-1] == 1 else s
+        if s.ndim != sub.ndim + 1:
+            raise ValueError(f"reduction '{self.describe()}': its score has shape {s.shape}, expected one value per "
+                             f"position (a score that keeps the token-feature axis is not a score)")
+        s = np.broadcast_to(s, s.shape[:-1] + (T,)) if s.shape[-1] == 1 else s
         if self.exclude:
             mask = np.zeros((1,) * (sub.ndim + 1), dtype=bool)
-            for v in self.exclude:
-                mask = mask | (sub.idx[v] == sub.idx[self.var])[None]
+            for e in self.exclude:
+                if isinstance(e, str):
+                    mask = mask | (sub.idx[e] == sub.idx[self.var])[None]
+                else:
+                    mask = mask | (e.selected_in(ctx)[..., None] == sub.idx[self.var][None])
             s = np.where(mask, -np.inf if self.op == "max" else np.inf, s)
         return sub, s
 
     def evaluate_with_index(self, ctx: _Ctx) -> tuple[np.ndarray, np.ndarray]:
         """Value and selected position (0-based) over the layout of the free variables."""
-        if self.rank > ctx.T:
-            raise ValueError(f"reduction '{self.describe()}': rank {self.rank} exceeds seq_len = {ctx.T}")
         sub, s = self._scores(ctx)
         if self.rank == 1:
             arg = np.argmax(s, axis=-1) if self.op == "max" else np.argmin(s, axis=-1)
@@ -422,7 +684,11 @@ class Reduction(Node):
             val = np.take_along_axis(v, arg[..., None], axis=-1)[..., 0]
         return val, arg
 
-    def evaluate(self, ctx: _Ctx) -> np.ndarray:
+    def selected_in(self, ctx: _Ctx) -> np.ndarray:
+        """The selected position (0-based) over ``ctx``'s layout (computed once per free-variable value)."""
+        return self._table(ctx, "arg", lambda c: self.evaluate_with_index(c)[1])
+
+    def _compute(self, ctx: _Ctx) -> np.ndarray:
         fused = self._fused_chain()
         if fused is not None:
             chain, phi = fused
@@ -447,7 +713,9 @@ class Positions(Node):
     """A fixed, content-independent set of positions ``P`` (1-based): ``fn(x(p_1), ..., x(p_m))``.
 
     The default ``fn`` is the sum ``sum_{p in P} x(p)`` (a vector in ``R^d``: the target of the
-    paper's §4.4). Read by specific-position aggregation, which needs positional encoding.
+    paper's §4.4); ``fn`` receives the tokens at ``P``, shape ``(batch, m, d)``, and returns one value
+    (or vector, for a term of the root) per sample. Read by specific-position aggregation, which
+    needs positional encoding.
     """
 
     def __init__(self, positions: Sequence[int], fn: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -456,10 +724,12 @@ class Positions(Node):
         if not P:
             raise ValueError("Positions: the position set P is empty")
         for p in P:
-            if not isinstance(p, numbers.Integral) or isinstance(p, bool) or p < 1:
+            if not is_integer(p) or p < 1:
                 raise ValueError(f"Positions: positions are 1-based integers, got {p!r}")
         if len(set(P)) != len(P):
             raise ValueError(f"Positions: repeated positions in {P}")
+        if fn is not None and not callable(fn):
+            raise ValueError(f"Positions: fn must be callable, got {fn!r}")
         self.positions = tuple(int(p) for p in P)
         self.fn = fn
         self.label = label if label is not None else "P"
@@ -470,16 +740,28 @@ class Positions(Node):
     def variables(self) -> frozenset[str]:
         return frozenset()
 
-    def evaluate(self, ctx: _Ctx) -> np.ndarray:
+    def check_output(self, d: int, scalar: bool) -> None:
+        """Run ``fn`` on random tokens: one value per sample (``scalar``) or a value/vector per sample."""
+        if self.fn is None:
+            if scalar:
+                raise ValueError(f"{self.describe()}: the default fn (the sum of the tokens) is a vector; "
+                                 f"a node nested in a score needs a scalar fn")
+            return
+        toks = np.random.default_rng(0).normal(size=(PROBE_SAMPLES, len(self.positions), d))
+        try:
+            out = np.asarray(self.fn(toks), dtype=np.float64)
+        except Exception as exc:  # a user function: report any failure as bad input
+            raise ValueError(f"{self.describe()}: fn failed on tokens of shape {toks.shape}: {exc}") from exc
+        if out.shape[:1] != (PROBE_SAMPLES,) or out.ndim > (1 if scalar else 2):
+            want = f"({PROBE_SAMPLES},)" if scalar else f"({PROBE_SAMPLES},) or ({PROBE_SAMPLES}, m)"
+            raise ValueError(f"{self.describe()}: fn returned shape {out.shape} for tokens of shape {toks.shape}, "
+                             f"expected {want}")
+
+    def _compute(self, ctx: _Ctx) -> np.ndarray:
         if max(self.positions) > ctx.T:
             raise ValueError(f"{self.describe()}: position {max(self.positions)} exceeds seq_len = {ctx.T}")
         toks = ctx.X[:, [p - 1 for p in self.positions]]  # (B, m, d)
-        out = toks.sum(axis=1) if self.fn is None else np.asarray(self.fn(toks), dtype=np.float64)
-        if ctx.ndim == 0:
-            return out
-        if out.ndim != 1:
-            raise ValueError(f"{self.describe()}: a vector-valued node can only be a term of the root")
-        return out.reshape(out.shape + (1,) * ctx.ndim)
+        return toks.sum(axis=1) if self.fn is None else np.asarray(self.fn(toks), dtype=np.float64)
 
     def __repr__(self) -> str:
         return f"sum_{{p in {set(self.positions)}}} x(p)" if self.fn is None else f"f(x(p), p in {self.positions})"
@@ -488,26 +770,80 @@ class Positions(Node):
 # ----------------------------------------------------------------------------------------------
 # inputs
 # ----------------------------------------------------------------------------------------------
+class InputDistribution(Protocol):
+    """What a tree samples its inputs from: ``d`` and ``sample(batch, seq_len, rng) -> (batch, seq_len, d)``."""
+
+    d: int
+
+    def sample(self, batch: int, seq_len: int,
+               rng: np.random.Generator | int | None = None) -> np.ndarray:  # pragma: no cover - protocol
+        ...
+
+
+def _rng_and_sizes(batch: int, seq_len: int, rng: np.random.Generator | int | None
+                   ) -> tuple[int, int, np.random.Generator]:
+    batch, seq_len = positive_int("batch", batch), positive_int("seq_len", seq_len)
+    return batch, seq_len, rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
 @dataclass(frozen=True)
 class GaussianInputs:
     """i.i.d. tokens ``x(t) ~ N(0, variance * I_d)``; with ``norm_range=(lo, hi)`` each token is
-    rescaled so that its norm is clamped to ``[lo, hi]`` (triangle center, InfoFlow §4.2 per S2)."""
+    rescaled so that its norm is clamped to ``[lo, hi]`` (triangle center, InfoFlow §4.2 as summarised)."""
 
     d: int
     variance: float = 1.0
     norm_range: tuple[float, float] | None = None
 
+    def __post_init__(self) -> None:
+        positive_int("GaussianInputs: d", self.d)
+        positive_real("GaussianInputs: variance", self.variance)
+        if self.norm_range is not None:
+            lo, hi = self.norm_range
+            if not (is_real(lo) and is_real(hi) and 0 <= lo <= hi < math.inf):
+                raise ValueError(f"GaussianInputs: norm_range must be (lo, hi) with 0 <= lo <= hi finite, "
+                                 f"got {self.norm_range!r}")
+
     def sample(self, batch: int, seq_len: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        for name, v in (("batch", batch), ("seq_len", seq_len)):
-            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} = {v!r} must be a positive integer")
-        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        X = rng.normal(0.0, np.sqrt(self.variance), size=(int(batch), int(seq_len), self.d))
+        batch, seq_len, rng = _rng_and_sizes(batch, seq_len, rng)
+        X = rng.normal(0.0, np.sqrt(self.variance), size=(batch, seq_len, self.d))
         if self.norm_range is not None:
             lo, hi = self.norm_range
             n = np.linalg.norm(X, axis=-1, keepdims=True)
             X = X * (np.clip(n, lo, hi) / np.maximum(n, 1e-300))
         return X
+
+
+@dataclass(frozen=True)
+class PointerCycleInputs:
+    """Tokens that point to each other along one cycle through all ``T`` positions (``d = 4``).
+
+    Token ``t`` carries a *key* ``k_t = (cos th_t, sin th_t)`` and a *pointer* ``p_t = k_{pi(t)}``, the
+    key of its successor: ``x(t) = (k_t, p_t)``. The keys sit at ``T`` equally spaced angles
+    ``th_t = phi + 2 pi r_t / T`` (a uniform random rotation ``phi`` and a uniformly random assignment
+    ``r`` of angles to positions); ``pi`` is a uniformly random cyclic permutation (a single cycle, so
+    ``k < T`` hops never revisit a token). The pointer score ``k_s . p_t = cos(th_s - th_pi(t))`` is 1 at
+    ``s = pi(t)`` and at most ``cos(2 pi / T)`` elsewhere: every look-up has a unique answer with a
+    margin ``1 - cos(2 pi / T)``, so the k-hop target is well posed (its only discontinuities are the
+    measure-zero inputs where the start of the chase changes).
+    """
+
+    d: int = 4
+
+    def __post_init__(self) -> None:
+        if self.d != 4:
+            raise ValueError(f"PointerCycleInputs: tokens are (key, pointer) in R^2 x R^2, so d = 4, "
+                             f"got d = {self.d!r}")
+
+    def sample(self, batch: int, seq_len: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        B, T, rng = _rng_and_sizes(batch, seq_len, rng)
+        phi = rng.uniform(0.0, 2 * np.pi, size=(B, 1))
+        theta = phi + 2 * np.pi * np.argsort(rng.random((B, T)), axis=1) / T
+        order = np.argsort(rng.random((B, T)), axis=1)  # the cycle visits order[:, 0], order[:, 1], ...
+        succ = np.empty((B, T), dtype=np.intp)
+        np.put_along_axis(succ, order, np.roll(order, -1, axis=1), axis=1)
+        nxt = np.take_along_axis(theta, succ, axis=1)
+        return np.stack([np.cos(theta), np.sin(theta), np.cos(nxt), np.sin(nxt)], axis=-1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -531,6 +867,21 @@ class NodeInfo:
         return self.node.variables()
 
 
+def _exprs(node: Node) -> list[Expr]:
+    """The expressions of a node that are not nodes themselves, recursively through sums and customs."""
+    if not isinstance(node, Reduction):
+        return []
+    out, todo = [], [e for e in (node.score, node.value) if e is not None]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, Node):
+            continue
+        out.append(e)
+        if isinstance(e, Sum):
+            todo += [t for _, t in e.items]
+    return out
+
+
 class Tree:
     """A comparison tree that is also an evaluable target.
 
@@ -543,28 +894,30 @@ class Tree:
     input_dim
         token dimension ``d`` of the data the target is evaluated on.
     inputs
-        the input distribution (default ``N(0, I_d)``).
+        the input distribution (default ``N(0, I_d)``): any object with ``d`` and
+        ``sample(batch, seq_len, rng)``, e.g. :class:`GaussianInputs`, :class:`PointerCycleInputs`.
     name, params, description
         a short name, the fixed random parameters (``a_i``, ``A_i``) and a formula for display.
     """
 
     def __init__(self, terms: Sequence[Node], *, combine: str | Callable[[list[np.ndarray]], np.ndarray] = "sum",
-                 input_dim: int, inputs: GaussianInputs | None = None, name: str = "target",
+                 input_dim: int, inputs: InputDistribution | None = None, name: str = "target",
                  params: dict[str, Any] | None = None, description: str = ""):
         terms = tuple(terms)
         if not terms:
             raise ValueError(f"{name}: a comparison tree needs at least one term")
         for i, t in enumerate(terms):
             if not isinstance(t, Node):
-                raise ValueError(f"{name}: term {i + 1} must be a Reduction or Positions node, got {t!r}")
+                hint = " (the root sums its terms: list them separately)" if isinstance(t, Expr) else ""
+                raise ValueError(f"{name}: term {i + 1} must be a Reduction or Positions node, got {t!r}{hint}")
         if combine != "sum" and not callable(combine):
             raise ValueError(f"{name}: combine must be 'sum' or a callable, got {combine!r}")
-        if not isinstance(input_dim, numbers.Integral) or isinstance(input_dim, bool) or input_dim < 1:
-            raise ValueError(f"{name}: input_dim = {input_dim!r} must be an integer >= 1")
         self.terms = terms
         self.combine = combine
-        self.input_dim = int(input_dim)
+        self.input_dim = positive_int(f"{name}: input_dim", input_dim)
         self.inputs = inputs if inputs is not None else GaussianInputs(self.input_dim)
+        if not hasattr(self.inputs, "sample") or not hasattr(self.inputs, "d"):
+            raise ValueError(f"{name}: inputs must have d and sample(batch, seq_len, rng), got {self.inputs!r}")
         if self.inputs.d != self.input_dim:
             raise ValueError(f"{name}: inputs have d = {self.inputs.d} but input_dim = {self.input_dim}")
         self.name = name
@@ -574,11 +927,17 @@ class Tree:
         for i, t in enumerate(terms):
             self._walk(t, bound=(), term=i + 1, parent=None, ancestors=0)
         self._assign_labels()
+        for info in self.info:
+            if isinstance(info.node, Positions):
+                info.node.check_output(self.input_dim, scalar=info.parent is not None)
+            for e in _exprs(info.node):
+                e.check(self.input_dim)
 
     # ------------------------------------------------------------------ structure
     def _walk(self, node: Node, bound: tuple[str, ...], term: int, parent: int | None, ancestors: int) -> int:
         if any(info.node is node for info in self.info):
-            raise ValueError(f"{self.name}: node '{_desc(node)}' appears twice in the tree; build a new node")
+            raise ValueError(f"{self.name}: node '{_desc(node)}' appears twice in the tree; build a new node "
+                             f"(equal nodes are computed once)")
         child_ids: list[int] = []
         if isinstance(node, Reduction):
             if node.var in bound:
@@ -588,16 +947,17 @@ class Tree:
                 if v not in bound:
                     raise ValueError(f"reduction '{node.describe()}' uses variable '{v}' "
                                      f"that no enclosing reduction binds")
-            for v in node.exclude:
+            for v in node.exclude_vars:
                 if v not in bound:
                     raise ValueError(f"reduction '{node.describe()}' excludes variable '{v}' "
                                      f"that no enclosing reduction binds")
             inner_bound = bound + (node.var,)
+            masked = node.exclude_nodes
             for child in node.nodes():
-                child_ids.append(self._walk(child, inner_bound, term, None, ancestors + 1))
-        elif isinstance(node, Positions):
-            pass
-        else:  # pragma: no cover - guarded by the caller
+                # a masked reduction is evaluated outside the bound variable: it may not read it
+                child_ids.append(self._walk(child, bound if any(child is m for m in masked) else inner_bound,
+                                            term, None, ancestors + 1))
+        elif not isinstance(node, Positions):  # pragma: no cover - guarded by the caller
             raise ValueError(f"{self.name}: unknown node {node!r}")
         height = 1 + max((self.info[c].height for c in child_ids), default=0)
         idx = len(self.info)
@@ -623,6 +983,13 @@ class Tree:
         d = _desc(info.node)
         return f"{d} (term {info.term})" if len(self.terms) > 1 else d
 
+    def index_of(self, node: Node) -> int:
+        """Post-order index of ``node`` in this tree."""
+        for info in self.info:
+            if info.node is node:
+                return info.index
+        raise ValueError(f"{self.name}: '{_desc(node)}' is not a node of this tree")
+
     def nodes(self) -> list[NodeInfo]:
         """Every node, children before parents (post-order)."""
         return list(self.info)
@@ -642,8 +1009,13 @@ class Tree:
         return X, self.evaluate(X)
 
     def _layout_elements(self, T: int) -> int:
-        depth = max((i.ancestors + 1 for i in self.info if isinstance(i.node, Reduction)), default=1)
-        return T ** depth
+        """Largest evaluation layout per sample: a node binds its free variables and its own variable
+        (a fused chain of symmetric reductions binds the whole chain at once)."""
+        axes = 1
+        for info in self.reductions():
+            fused = info.node._fused_chain()
+            axes = max(axes, len(info.free) + (len(fused[0]) if fused else 1))
+        return T ** axes
 
     def _check_X(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)

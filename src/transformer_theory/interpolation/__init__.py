@@ -7,7 +7,7 @@ evaluation and verification by Hausdorff distance (PyTorch export: :func:`transf
 
 from transformer_theory.interpolation.arithmetic import HARDMAX_TIE_TOL
 from transformer_theory.interpolation.attention import SelfAttention
-from transformer_theory.interpolation.construction import build_interpolator, paper_num_blocks, register_builder
+from transformer_theory.interpolation.construction import build_interpolator, paper_num_blocks
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.feed_forward import FeedForward, HatFeedForward
 from transformer_theory.interpolation.hausdorff import hausdorff, tolerance, verify
@@ -28,7 +28,6 @@ __all__ = [
     "build_interpolator",
     "hausdorff",
     "paper_num_blocks",
-    "register_builder",
     "tolerance",
     "verify",
 ]

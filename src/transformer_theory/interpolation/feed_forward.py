@@ -9,17 +9,40 @@ affine map ``x ↦ η x + τ₀`` used to rescale the cloud; width ≤ 4, as in 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, backend_of, project, relu
 
 
-class _FeedForwardBase:
-    """Evaluation and counting shared by the feed-forward layers.
+class FeedForwardLayer(Protocol):
+    """What a block needs of its feed-forward layer: ``FF(x) = η x + W σ(U x + b)``, evaluated structured
+    (:meth:`apply`) or densely (:meth:`apply_dense`), and counted. :class:`FeedForward`,
+    :class:`HatFeedForward` and the softmax construction's ``ClusterFeedForward`` all satisfy it."""
 
-    Subclasses provide ``eta``, ``W`` (d×w), ``U`` (w×d), ``b`` (w) and :meth:`apply`.
+    eta: Any
+    W: np.ndarray
+    U: np.ndarray
+    b: np.ndarray
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def is_identity(self) -> bool: ...
+
+    def apply(self, X: np.ndarray) -> np.ndarray: ...
+
+    def apply_dense(self, X: np.ndarray) -> np.ndarray: ...
+
+    def num_parameters(self, structured: bool = True) -> int: ...
+
+
+class FeedForwardBase:
+    """Dense evaluation, width and identity test shared by the feed-forward layers.
+
+    Subclasses provide ``eta``, ``W`` (d×w), ``U`` (w×d), ``b`` (w), :meth:`apply` and ``num_parameters``.
     """
 
     @property
@@ -41,7 +64,7 @@ class _FeedForwardBase:
 
 
 @dataclass(frozen=True, eq=False)
-class FeedForward(_FeedForwardBase):
+class FeedForward(FeedForwardBase):
     """A general feed-forward layer ``FF(x) = η x + W σ(U x + b)`` (width ``w = len(b)``)."""
 
     eta: Any
@@ -72,7 +95,7 @@ class FeedForward(_FeedForwardBase):
 
 
 @dataclass(frozen=True, eq=False)
-class HatFeedForward(_FeedForwardBase):
+class HatFeedForward(FeedForwardBase):
     """Tool A (spec §4.1, reconstruction): ``FF(x) = η x + τ₀ + δ·h(u·x − t_p)``, a bump ``h`` of one projection.
 
     Without a shift τ₀ the bump is a **flat-top** hat of width 4 (our improvement on the spec's

@@ -1,25 +1,29 @@
-"""ResNet vs transformer parameter counts: **this project's comparison**, not the paper's.
+"""A token-blind ResNet that interpolates the same data: **this project's explicit construction**.
 
-Paper A's introduction contrasts transformers with residual networks, and the paper compares their
-parameter counts, but its precise ResNet count could not be retrieved (spec §7, [UNK]). This module
-makes the comparison concrete with one explicit, working ResNet and says exactly what is counted.
+The third-party summary of Paper A states the comparison in words: a ResNet needs parameters that grow with
+the input length (e.g. O(dNn)), the transformer's grow with the output length (O(d Σ_j m_j)), so for
+m_j < n_j transformers are strictly more parameter-efficient. This module makes it concrete with one
+explicit ResNet that provably interpolates. Being a construction, its count is an **upper bound** on what a
+ResNet needs, not a lower bound.
 
-A ResNet is token-blind: it sees no sequence structure, so it must read each input sequence X^j as
-one point of R^D, D = n_max·d (tokens flattened in order, zero-padded to n_max tokens). It then has
-to interpolate N points in R^D. We build it with one hat-function residual block per point (the
-same layer as the construction's hat moves, Paper A §4 / spec §4.1, built by the same code):
+A ResNet is token-blind: it sees no sequence structure, so it reads each input sequence X^j as one point of
+R^D, D = n_max·d (tokens flattened in order, zero-padded to n_max tokens), and must map N such points to
+their targets. We build it with one hat-function residual block per point (the same layer as the
+construction's hat moves, built by the same code):
 
-    x ← η x + W σ(U x + b),  η = 1,  U ∈ R^{4×D} (four copies of a direction uᵀ),  b ∈ R^4,  W ∈ R^{D×4},
+    x ← x + W σ(U x + b),  U ∈ R^{4×D} (four copies of a direction uᵀ),  b ∈ R^4,  W ∈ R^{D×4},
 
-a flat-top hat of the projection u·x that sends the current point p to q and fixes every other
-current point. Counting η, U, b, W densely, a block has 8D + 5 parameters; the N blocks give
+a flat-top hat of the projection u·x that sends the current point p to q and fixes every other current point.
+The input map (flatten + pad) and the output map (read the first m_max·d coordinates as m_max tokens) are
+fixed and parameter-free; the network reads no sequence's target length: each target is padded to m_max
+tokens by repeating its last token, which leaves it the same set (Hausdorff distance 0). Counted like the
+transformer (:meth:`~transformer_theory.interpolation.transformer.Transformer.num_parameters`):
 
-    P_ResNet = N (8 d n_max + 5) = O(N d n_max),
+* dense (η, U, b, W of every block): ``N (8 d n_max + 5)``;
+* structured (η, u, 4 biases, the displacement δ, 4 bump coefficients): ``N (2 d n_max + 9)``.
 
-while the input map (flatten + pad) and the output map (read the first m_max·d coordinates, where
-the blocks put the flattened target) are fixed and parameter-free. The count grows with the input
-length n_max. The transformer construction needs O(d Σ_j m_j) parameters, independent of the n_j
-(Paper A, abstract); :func:`construction_parameter_bound` gives the bound we use for it.
+Both grow with the input length n_max; the transformer construction's bound
+(:func:`~transformer_theory.interpolation.construction.bounds.construction_parameter_bound`) does not.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transformer_theory.interpolation.construction import PAPER_NUM_BLOCKS
+from transformer_theory.checks import is_integer
 from transformer_theory.interpolation.construction.hat import hat_move
 from transformer_theory.interpolation.feed_forward import HatFeedForward
 
@@ -37,14 +41,13 @@ __all__ = [
     "HatResNet",
     "build_hat_resnet",
     "resnet_parameter_count",
-    "construction_parameter_bound",
 ]
 
 def _sizes(data: Sequence) -> tuple[list[int], int | None]:
     """Input lengths and d of a list of (X, Y) pairs, or the lengths in a list of ints (d unknown)."""
     if len(data) == 0:
         raise ValueError("the dataset is empty: need at least one sequence")
-    if all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in data):
+    if all(is_integer(n) for n in data):
         if min(data) < 1:
             raise ValueError(f"input lengths must be positive, got {list(data)}")
         return [int(n) for n in data], None
@@ -58,34 +61,18 @@ def _sizes(data: Sequence) -> tuple[list[int], int | None]:
     return [X.shape[0] for X, _ in pairs], d
 
 
-def resnet_parameter_count(data: Sequence, d: int | None = None) -> int:
-    """P_ResNet = N (8 d n_max + 5): parameters of the hat ResNet of :func:`build_hat_resnet`.
+def resnet_parameter_count(data: Sequence, d: int | None = None, structured: bool = False) -> int:
+    """Parameters of the hat ResNet of :func:`build_hat_resnet`: ``N (8 d n_max + 5)`` dense,
+    ``N (2 d n_max + 9)`` structured (module docstring); this project's count, not the paper's.
 
-    ``data`` is a list of (X^j, Y^j) pairs (d read from them) or a list of input lengths n_j (then
-    pass ``d``). Derivation in the module docstring; this project's count, not the paper's.
+    ``data`` is a list of (X^j, Y^j) pairs (d read from them) or a list of input lengths n_j (then pass ``d``).
     """
     n_lengths, d_data = _sizes(data)
     d = d_data if d_data is not None else d
-    if d is None or not isinstance(d, (int, np.integer)) or d < 1:
+    if d is None or not is_integer(d) or d < 1:
         raise ValueError(f"token dimension d must be a positive integer (pass d with a list of lengths), got {d!r}")
-    return len(n_lengths) * (8 * int(d) * max(n_lengths) + 5)
-
-
-def construction_parameter_bound(m_lengths: Sequence[int], d: int, attention: str = "hardmax") -> int:
-    """Upper bound L·(11d + 7) on the transformer construction's structured parameter count.
-
-    L is the paper's block count (2M + 2N + 1 hardmax, 2M + 3N softmax; M = Σ m_j, Paper A via the
-    spec's [V-tldr] source); 11d + 7 is this project's per-block budget in the structured count
-    (spec §4.8: FF of width 4 → 8d + 5; rank-one A = QᵀK → 2d; V = cI or w wᵀ → ≤ d; ρ, c → 2).
-    It depends on the output lengths only, never on the input lengths n_j.
-    """
-    if len(m_lengths) == 0 or any(not isinstance(m, (int, np.integer)) or m < 1 for m in m_lengths):
-        raise ValueError(f"output lengths m_j must be a non-empty list of positive integers, got {list(m_lengths)}")
-    if not isinstance(d, (int, np.integer)) or d < 1:
-        raise ValueError(f"token dimension d must be a positive integer, got {d!r}")
-    if attention not in PAPER_NUM_BLOCKS:
-        raise ValueError(f"attention must be one of {sorted(PAPER_NUM_BLOCKS)}, got {attention!r}")
-    return PAPER_NUM_BLOCKS[attention](len(m_lengths), int(sum(m_lengths))) * (11 * int(d) + 7)
+    D = int(d) * max(n_lengths)
+    return len(n_lengths) * ((2 * D + 9) if structured else (8 * D + 5))
 
 
 @dataclass(frozen=True)
@@ -94,12 +81,12 @@ class HatResNet:
 
     blocks: tuple[HatFeedForward, ...]
     n_max: int
+    m_max: int
     d: int
 
-    @property
-    def n_parameters(self) -> int:
-        """Dense count of all blocks (η, U, b, W); the input and output maps are parameter-free."""
-        return sum(block.num_parameters(structured=False) for block in self.blocks)
+    def num_parameters(self, structured: bool = False) -> int:
+        """Parameters of all blocks, dense (η, U, b, W) or structured; the input and output maps have none."""
+        return sum(block.num_parameters(structured=structured) for block in self.blocks)
 
     def embed(self, X: np.ndarray) -> np.ndarray:
         """The input map: flatten the (n, d) sequence and zero-pad it to n_max·d."""
@@ -110,12 +97,12 @@ class HatResNet:
         x[: X.size] = X.ravel()
         return x
 
-    def __call__(self, X: np.ndarray, m: int) -> np.ndarray:
-        """Run the blocks on X and read the first ``m`` tokens (the output map)."""
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """Run the blocks on X and read the first ``m_max`` tokens (the output map)."""
         x = self.embed(X)[None, :]
         for block in self.blocks:
             x = block.apply(x)
-        return x[0, : m * self.d].reshape(m, self.d)
+        return x[0, : self.m_max * self.d].reshape(self.m_max, self.d)
 
 
 def build_hat_resnet(pairs: Sequence[tuple[np.ndarray, np.ndarray]], seed: int = 0) -> HatResNet:
@@ -123,19 +110,23 @@ def build_hat_resnet(pairs: Sequence[tuple[np.ndarray, np.ndarray]], seed: int =
 
     One block per sequence (in the given order): block j is the construction's hat layer
     (:func:`~transformer_theory.interpolation.construction.hat.hat_move`) moving the current point
-    p_j = embed(X^j) to q_j = (flatten(Y^j), 0, …, 0) and fixing every other current point, so the
-    output map (first m_j·d coordinates) returns Y^j token by token. Float64 NumPy. Raises
+    p_j = embed(X^j) to q_j = (flatten of Y^j padded to m_max tokens by repeating its last token, 0, …, 0) and
+    fixing every other current point, so the output map (first m_max·d coordinates) returns Y^j as a set.
+    Float64 NumPy. Raises
     ``ValueError`` when two padded inputs coincide (a token-blind network cannot tell them apart) or
     a target point coincides with another sequence's input point (the hat would move both).
     """
     n_lengths, d = _sizes(pairs)
     if d is None:
         raise ValueError("build_hat_resnet needs (X, Y) pairs, not lengths")
-    net = HatResNet(blocks=(), n_max=max(n_lengths), d=d)
+    m_max = max(len(Y) for _, Y in pairs)
+    net = HatResNet(blocks=(), n_max=max(n_lengths), m_max=m_max, d=d)
     current = np.stack([net.embed(X) for X, _ in pairs])
     targets = np.zeros_like(current)
     for j, (_, Y) in enumerate(pairs):
-        targets[j, : Y.size] = np.asarray(Y, dtype=float).ravel()
+        Y = np.asarray(Y, dtype=float)
+        padded = np.concatenate([Y, np.repeat(Y[-1:], m_max - len(Y), axis=0)])
+        targets[j, : padded.size] = padded.ravel()
     scale = 1.0 + np.abs(np.concatenate([current, targets])).max()
     tol = 1e-9 * scale
     for j in range(len(pairs)):
@@ -150,4 +141,4 @@ def build_hat_resnet(pairs: Sequence[tuple[np.ndarray, np.ndarray]], seed: int =
         block = hat_move(current, j, targets[j], rng)
         current = block.apply(current)
         blocks.append(block)
-    return HatResNet(blocks=tuple(blocks), n_max=net.n_max, d=d)
+    return HatResNet(blocks=tuple(blocks), n_max=net.n_max, m_max=m_max, d=d)

@@ -12,12 +12,11 @@ from typing import Sequence
 
 import numpy as np
 
-from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, Arithmetic
+from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, Arithmetic, to_float
 from transformer_theory.interpolation.attention import SelfAttention
-from transformer_theory.interpolation.feed_forward import FeedForward, HatFeedForward
+from transformer_theory.interpolation.feed_forward import FeedForwardLayer
 from transformer_theory.interpolation.segments import Segments
 
-FeedForwardLayer = FeedForward | HatFeedForward
 BLOCK_ORDERS = ("ff_sa", "sa_ff")
 
 
@@ -82,6 +81,20 @@ class Transformer:
         w, d = self.max_width, self.d
         return self.num_blocks * ((1 + 2 * d * w + w) + (1 + 2 * d * d))
 
+    def parameter_norms(self) -> dict[str, float]:
+        """Sizes of the weights as dense arrays (η, W, U, b; ρ, V, A of every non-identity layer): the largest
+        absolute entry and the Euclidean norm of all of them. Paper A's counts do not depend on the input lengths;
+        these do (a hat that isolates one of many close tokens needs slopes of order 1/gap)."""
+        arrays = []
+        for block in self.blocks:
+            if not block.ff.is_identity:
+                arrays += [np.atleast_1d(to_float(a)).ravel() for a in (block.ff.eta, block.ff.W, block.ff.U, block.ff.b)]
+            if not block.sa.is_identity:
+                V, A = block.sa.matrices(self.d)
+                arrays += [np.atleast_1d(to_float(a)).ravel() for a in (block.sa.rho, V, A)]
+        flat = np.concatenate(arrays) if arrays else np.zeros(1)
+        return {"max_abs": float(np.abs(flat).max()), "l2": float(np.linalg.norm(flat))}
+
     def _stack(self, sequences: Sequence[np.ndarray]) -> tuple[np.ndarray, Segments]:
         arrays = [self.backend.asarray(x) for x in sequences]
         for j, x in enumerate(arrays):
@@ -116,3 +129,13 @@ class Transformer:
         stacked = np.stack(states)
         paths = [stacked[:, segments.rows(j)] for j in range(len(segments.lengths))]
         return paths[0] if single else paths
+
+    def stage_states(self, sequences: Sequence[np.ndarray]) -> dict[str, list[np.ndarray]]:
+        """Token positions of every sequence at the input (``"input"``) and after each stage with at least
+        one block (the construction's stage names, in order; Fig. 5)."""
+        paths = self.trace(list(sequences))
+        states = {"input": [p[0] for p in paths]}
+        for name, blocks in self.stages.items():
+            if len(blocks):
+                states[name] = [p[blocks.stop] for p in paths]
+        return states

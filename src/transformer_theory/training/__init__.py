@@ -1,4 +1,6 @@
-"""The training engine: batched, resumable, distributed training of the model family on InfoFlow's targets.
+"""Training of the torch models: the engine (batched, resumable, distributed training of the model family on
+InfoFlow's targets), Paper A's Tikhonov experiment (:mod:`~transformer_theory.training.tikhonov`) and the
+held-out suite's predictions (:mod:`~transformer_theory.training.predictions`).
 
 * :class:`RunConfig` -- one run (model, target, sizes, optimiser, seed); its ``key`` names it in a store.
 * :func:`train_runs` -- the records of a list of runs: reused from a :class:`RunStore`, otherwise trained

@@ -22,8 +22,8 @@ from typing import Any
 
 import torch
 
-from transformer_theory.paths import build_dir, project_root
-from transformer_theory.results import write_json_atomic
+from transformer_theory.pipeline.paths import build_dir, project_root
+from transformer_theory.pipeline.results import write_json_atomic
 from transformer_theory.training.config import ENGINE_VERSION, RunConfig
 
 

@@ -1,36 +1,32 @@
 """Constructions of interpolating transformers, one builder per attention kind.
 
-``build_interpolator`` dispatches on ``attention`` through :data:`BUILDERS` (hardmax, Theorem 1.6;
-softmax, Theorem 1.8); another construction registers itself with :func:`register_builder`.
+``build_interpolator`` dispatches on ``attention``: hardmax (Theorem 1.6, :mod:`.hardmax`) or softmax
+(Theorem 1.8, :mod:`.softmax`). The paper's depths and this project's parameter bounds: :mod:`.bounds`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from transformer_theory.interpolation.construction.hardmax import build_hardmax, paper_num_blocks_hardmax
-from transformer_theory.interpolation.construction.softmax import build_softmax, paper_num_blocks_softmax
+from transformer_theory.checks import one_of
+from transformer_theory.interpolation.attention import ATTENTIONS
+from transformer_theory.interpolation.construction.bounds import (PAPER_NUM_BLOCKS, block_parameter_bound,
+                                                                  construction_parameter_bound)
+from transformer_theory.interpolation.construction.hardmax import build_hardmax
+from transformer_theory.interpolation.construction.softmax import build_softmax
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.transformer import Transformer
+
+__all__ = ["BUILDERS", "PAPER_NUM_BLOCKS", "block_parameter_bound", "build_interpolator",
+           "construction_parameter_bound", "paper_num_blocks"]
 
 #: attention kind -> builder(dataset, *, seed, match_paper_depth, exact, **options) -> Transformer
 BUILDERS: dict[str, Callable[..., Transformer]] = {"hardmax": build_hardmax, "softmax": build_softmax}
 
-#: attention kind -> the paper's block count L(N, M) (hardmax: Theorem 1.6; softmax: Theorem 1.8)
-PAPER_NUM_BLOCKS: dict[str, Callable[[int, int], int]] = {
-    "hardmax": paper_num_blocks_hardmax,
-    "softmax": paper_num_blocks_softmax,
-}
-
-
-def register_builder(attention: str, builder: Callable[..., Transformer]) -> None:
-    """Make ``build_interpolator(dataset, attention=attention, ...)`` call ``builder``."""
-    BUILDERS[attention] = builder
-
 
 def paper_num_blocks(dataset: SequenceDataset, attention: str = "hardmax") -> int:
     """The depth stated in the paper for this dataset (hardmax ``2M + 2N + 1``, softmax ``2M + 3N``)."""
-    return PAPER_NUM_BLOCKS[attention](dataset.N, dataset.total_output_length)
+    return PAPER_NUM_BLOCKS[one_of("attention", attention, ATTENTIONS)](dataset.N, dataset.total_output_length)
 
 
 def build_interpolator(
@@ -50,7 +46,5 @@ def build_interpolator(
     """
     if not isinstance(dataset, SequenceDataset):
         raise ValueError(f"dataset must be a SequenceDataset, got {type(dataset).__name__}")
-    if attention not in BUILDERS:
-        known = ", ".join(sorted(BUILDERS))
-        raise ValueError(f"attention={attention!r}: available constructions are {known}")
+    one_of("attention", attention, ATTENTIONS)
     return BUILDERS[attention](dataset, seed=seed, match_paper_depth=match_paper_depth, exact=exact, **options)

@@ -17,9 +17,9 @@ from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.construction.configuration import Configuration
 from transformer_theory.interpolation.construction.hat import hat_move
 from transformer_theory.interpolation.dataset import SequenceDataset
-from transformer_theory.interpolation.feed_forward import FeedForward, HatFeedForward
+from transformer_theory.interpolation.feed_forward import FeedForward, FeedForwardLayer, HatFeedForward
 from transformer_theory.interpolation.hausdorff import hausdorff, tolerance
-from transformer_theory.interpolation.transformer import Block, FeedForwardLayer, Transformer
+from transformer_theory.interpolation.transformer import Block, Transformer
 
 
 class Construction:

@@ -57,3 +57,8 @@ class Configuration:
             return self
         points, token_point = unique_rows(sa.apply(self.tokens(), self.segments))
         return Configuration(points, token_point, self.segments)
+
+
+def shared_positions(sequences: Sequence[np.ndarray]) -> int:
+    """The number of token positions held by two or more of ``sequences`` (what separation must remove)."""
+    return int(np.count_nonzero(Configuration.of(sequences).holders() > 1))

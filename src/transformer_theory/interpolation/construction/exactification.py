@@ -25,11 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from transformer_theory.interpolation.arithmetic import project, relu
-from transformer_theory.interpolation.feed_forward import _FeedForwardBase
+from transformer_theory.interpolation.feed_forward import FeedForwardBase
 
 
 @dataclass(frozen=True, eq=False)
-class ClusterFeedForward(_FeedForwardBase):
+class ClusterFeedForward(FeedForwardBase):
     """``FF(x) = w·(lo − σ(lo − w·x) + σ(w·x − hi))``: η = 0, width 3, collapses the window ``[lo, hi]``
     of the line coordinate ``w·x`` onto ``lo·w`` (Fig. 8, reconstruction)."""
 

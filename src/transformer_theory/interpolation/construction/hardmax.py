@@ -24,6 +24,7 @@ import numpy as np
 
 from transformer_theory.interpolation.arithmetic import project, tie_tolerance
 from transformer_theory.interpolation.attention import SelfAttention
+from transformer_theory.interpolation.construction.bounds import paper_num_blocks_hardmax
 from transformer_theory.interpolation.construction.builder import Construction
 from transformer_theory.interpolation.construction.configuration import Configuration
 from transformer_theory.interpolation.construction.hat import hat_move
@@ -34,11 +35,6 @@ from transformer_theory.interpolation.transformer import Transformer
 
 #: Random redraws of a separation coefficient c or of the slots before giving up (never needed in tests).
 MAX_REDRAWS = 20
-
-
-def paper_num_blocks_hardmax(N: int, M: int) -> int:
-    """The paper's depth for hardmax attention (Theorem 1.6): ``L = 2M + 2N + 1``."""
-    return 2 * M + 2 * N + 1
 
 
 def build_hardmax(

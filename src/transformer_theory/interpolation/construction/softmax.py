@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from transformer_theory.interpolation.arithmetic import FLOAT, project, unique_rows
 from transformer_theory.interpolation.attention import SelfAttention
+from transformer_theory.interpolation.construction.bounds import paper_num_blocks_softmax
 from transformer_theory.interpolation.construction.builder import Construction
 from transformer_theory.interpolation.construction.configuration import Configuration
 from transformer_theory.interpolation.construction.exactification import ClusterFeedForward, cluster_window
@@ -46,7 +47,9 @@ from transformer_theory.interpolation.construction.hardmax import (
 from transformer_theory.interpolation.construction.threshold import CollapseBound, collapse_bound
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.feed_forward import FeedForward
+from transformer_theory.interpolation.hausdorff import verify
 from transformer_theory.interpolation.linear_maps import RankOne, ScaledIdentity
+from transformer_theory.interpolation.segments import Segments
 from transformer_theory.interpolation.transformer import Block, Transformer
 
 #: ``temperature=None`` builds at ``DEFAULT_FRACTION·τ*`` (the genuinely soft regime: clusters keep a spread).
@@ -56,11 +59,6 @@ SEPARATION_SCORE = 2.0
 #: The separation layer's own temperature. Softmax attention with ``(A, τ')`` equals that with ``(A·τ/τ', τ)``;
 #: storing it at a fixed τ' keeps its rounding, hence every later stage and τ*, independent of the model's τ.
 SEPARATION_TEMPERATURE = 1.0
-
-
-def paper_num_blocks_softmax(N: int, M: int) -> int:
-    """The paper's depth for softmax attention (Theorem 1.8): ``L = 2M + 3N``."""
-    return 2 * M + 3 * N
 
 
 @dataclass(frozen=True)
@@ -232,3 +230,45 @@ def exactify(c: Construction, leaders: list[np.ndarray], w: np.ndarray) -> None:
     merged, inverse = unique_rows(points)
     c.config = Configuration(merged, inverse[config.token_point], config.segments)
 
+
+
+def separation_block_states(model: SoftmaxTransformer, sequences: Sequence[np.ndarray]) -> dict[str, list[np.ndarray]]:
+    """Fig. 9: the input, the separation block with the same parameters but hardmax weights, and the softmax
+    separation block, each applied to every sequence (``ValueError`` if the model has no separation block)."""
+    if not len(model.stages["separation"]):
+        raise ValueError("the model has no separation block: no two sequences share a token that must split")
+    block = model.blocks[model.stages["separation"].start]
+    hard = Block(block.ff, SelfAttention(block.sa.rho, block.sa.V, block.sa.A, "hardmax"))
+    inputs = list(sequences)
+    return {
+        "input": inputs,
+        "hardmax block": [hard.apply(x, Segments.of([x])) for x in inputs],
+        "softmax block": [block.apply(x, Segments.of([x])) for x in inputs],
+    }
+
+
+@dataclass(frozen=True)
+class TemperatureSweep:
+    """Interpolation error and collapse accuracy against τ/τ* (models built above τ* without the guarantee)."""
+
+    ratios: np.ndarray
+    errors: np.ndarray  # max Hausdorff error over the sequences
+    accuracy: np.ndarray  # measured max |t − c|/δ of the collapse
+    accuracy_bound: np.ndarray  # its bound max S exp(−Δ/τ)/δ (= 1 at τ*)
+    spread: np.ndarray  # largest cluster width before exactification
+    threshold: float  # τ*
+
+
+def temperature_sweep(dataset: SequenceDataset, ratios: Sequence[float], seed: int = 0) -> TemperatureSweep:
+    """Build the softmax construction at τ = r·τ* for every ratio r (``allow_above_threshold`` for r > 1)."""
+    ratios = np.asarray(ratios, dtype=np.float64)
+    if ratios.ndim != 1 or ratios.size == 0 or not np.all(np.isfinite(ratios) & (ratios > 0)):
+        raise ValueError(f"ratios must be a non-empty list of positive finite numbers, got {ratios.tolist()}")
+    tau_star = build_softmax(dataset, seed=seed).temperature_threshold
+    rows = []
+    for r in ratios:
+        m = build_softmax(dataset, seed=seed, temperature=r * tau_star, allow_above_threshold=True)
+        rows.append((verify(m, dataset).max(), m.collapse.accuracy, m.collapse.bound.accuracy_bound(r * tau_star),
+                     m.collapse.spread))
+    errors, accuracy, bound, spread = map(np.array, zip(*rows))
+    return TemperatureSweep(ratios, errors, accuracy, bound, spread, tau_star)

@@ -1,6 +1,6 @@
 """The temperature threshold τ* of the softmax construction (Theorem 1.8), computed from the data.
 
-Reconstruction (this project's bound, finer than the spec's §4.5 formula). The collapse layer has
+Reconstruction (this project's bound). The collapse layer has
 ``A = I``, ``ρ = 0``, ``V = w wᵀ``: hardmax attention would send every token i onto the line
 coordinate ``t_{h(i)} = w·x_{h(i)}`` of the token h(i) it attends to (its sequence's P-leader, or
 itself for a sphere token, Lemmas 4.2 and 4.3). Softmax attention at temperature τ puts weight
@@ -17,8 +17,10 @@ For every hardmax image c let ``δ_c`` be a quarter of the distance from c to th
 guarantees ``E_i(τ) ≤ δ_i`` for every token and every ``τ ≤ τ*``: the intervals ``[c − δ_c, c + δ_c]``
 are pairwise at distance ≥ half the gap between their images, so after the collapse no cluster's hull
 contains a token of another image and tokens of different images stay distinct, which is what the
-exactification layers need (:mod:`.exactification`). τ* is *sufficient*, not necessary. The spec's
-``Δ / log((n_max − 1) D / δ)`` (worst Δ, D and δ of all tokens at once) is never larger.
+exactification layers need (:mod:`.exactification`). τ* is *sufficient*, not necessary. The cruder form
+``Δ / log((n_max − 1) D / δ)`` (the worst Δ, diameter D and δ of all tokens at once,
+:attr:`CollapseBound.uniform_threshold`) is never larger. Both depend on the data's geometry and on the
+construction's random choices (the seed), since the collapse acts on the tokens as the earlier stages left them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class CollapseBound:
     deltas: np.ndarray
     score_gaps: np.ndarray
     spreads: np.ndarray
+    max_length: int  # n_max, the longest sequence
+    diameter: float  # D, the largest extent of one sequence's line coordinates
 
     def accuracy_bound(self, temperature: float) -> float:
         """``max_i E_i(τ)/δ_i``: at most 1 for τ ≤ τ* (the collapse is then δ-accurate)."""
@@ -53,8 +57,19 @@ class CollapseBound:
 
     @property
     def min_score_gap(self) -> float:
-        """``min_i Δ_i`` (the spec's Δ)."""
+        """``min_i Δ_i``: the worst score gap of all tokens."""
         return float(self.score_gaps.min())
+
+    @property
+    def uniform_threshold(self) -> float:
+        """``Δ / log((n_max − 1) D / δ)`` with the worst quantities of all tokens at once: Δ the smallest score
+        gap, n_max the longest sequence, D the largest extent of a sequence along the line, δ the smallest
+        required accuracy (``inf`` when (n_max − 1) D ≤ δ). Since ``S_i ≤ (n_max − 1) D`` it is never above
+        :attr:`threshold`."""
+        worst = (self.max_length - 1) * self.diameter
+        if worst <= self.deltas.min():
+            return float("inf")
+        return self.min_score_gap / float(np.log(worst / self.deltas.min()))
 
 
 def collapse_bound(tokens: np.ndarray, segments: Segments, attracts: np.ndarray, w: np.ndarray) -> CollapseBound:
@@ -85,4 +100,5 @@ def collapse_bound(tokens: np.ndarray, segments: Segments, attracts: np.ndarray,
     deltas = np.where(np.isfinite(nearest), nearest / 4, 1.0)[which.reshape(-1)]
     with np.errstate(divide="ignore"):
         per_token = np.where(spreads > deltas, gaps / np.log(np.maximum(spreads, deltas) / deltas), np.inf)
-    return CollapseBound(float(per_token.min()), images, deltas, gaps, spreads)
+    extent = max(float(np.ptp(t[segments.rows(j)])) for j in range(len(segments.lengths)))
+    return CollapseBound(float(per_token.min()), images, deltas, gaps, spreads, int(max(segments.lengths)), extent)

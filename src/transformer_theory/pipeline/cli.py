@@ -1,0 +1,148 @@
+"""Command line: ``python -m transformer_theory {run,list,sweep,report,train}``.
+
+``run`` executes one notebook under a profile with checked overrides; ``sweep`` runs a grid of
+overrides in parallel and resumes where an interrupted sweep stopped; ``list`` shows the notebooks
+and their parameters; ``report`` writes the book's reproducibility page; ``train`` trains (or reuses
+from the run store) the runs of a training chapter's experiment, locally or on a Dask cluster.
+
+Exit status: 0, 1 (a run or point failed), 2 (bad arguments, refused before anything ran),
+128 + the signal when stopped by Ctrl-C (130) or SIGTERM (143).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from transformer_theory.pipeline.notebooks import list_notebooks, notebook_parameters
+from transformer_theory.pipeline.parameters import parse_list, parse_value
+from transformer_theory.pipeline.processes import Interrupted, signals_raise
+from transformer_theory.pipeline.profiles import DEFAULT_PROFILE, PROFILES
+
+
+def _pairs(pairs: list[list[str]] | None, parse) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, text in pairs or []:
+        if name in values:
+            raise ValueError(f"parameter '{name}' given twice with -p")
+        values[name] = parse(text)
+    return values
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m transformer_theory", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="execute one notebook with papermill")
+    run.add_argument("notebook", help="a name such as 00_overview, or a path to a notebook")
+    run.add_argument("--profile", default=DEFAULT_PROFILE, help=f"one of {', '.join(PROFILES)} (default {DEFAULT_PROFILE})")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), help="override a parameter (YAML value)")
+    run.add_argument("--output", help="executed notebook path (default build/executed/<profile>/<notebook>.ipynb)")
+
+    sub.add_parser("list", help="list the notebooks with their parameters and defaults")
+
+    sweep = sub.add_parser("sweep", help="run a notebook over a grid of parameter values")
+    sweep.add_argument("notebook")
+    sweep.add_argument("--profile", default=DEFAULT_PROFILE)
+    sweep.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "V1,V2,..."), help="values of one grid axis")
+    sweep.add_argument("--jobs", type=int, default=1, help="parallel processes (default 1)")
+    sweep.add_argument("--output", help="folder for the points' notebooks and JSONs")
+
+    report = sub.add_parser("report", help="write the reproducibility page from the results JSONs")
+    report.add_argument("--profile", default=DEFAULT_PROFILE)
+    report.add_argument("--output", required=True)
+
+    train = sub.add_parser("train", help="train the runs of a chapter's experiment (stored runs are reused)")
+    train.add_argument("experiment", help="a training chapter, such as 10_intrinsic_dimension")
+    train.add_argument("--profile", default=DEFAULT_PROFILE, help="its sizes: the profile's entry for the chapter")
+    train.add_argument("--scheduler", help="address of a running Dask scheduler (default: a local cluster)")
+    train.add_argument("--store", help="run store folder (default build/runs/<profile>/)")
+    train.add_argument("--workers", type=int, help="local single-threaded workers (default: one per core; 0: no Dask)")
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.results import partial_path
+    from transformer_theory.pipeline.runner import execute, prepare_run
+
+    spec = prepare_run(args.notebook, args.profile, _pairs(args.parameter, parse_value), output=args.output)
+    print(f"running {spec.name} [{spec.profile}] {spec.parameters or ''}", flush=True)
+    try:
+        result = execute(spec)
+    except Interrupted:
+        print(f"interrupted: the previous results (if any) are kept in {spec.results}; "
+              f"this run's partial record is {partial_path(spec.results)}", file=sys.stderr)
+        raise
+    print(f"{result['status']}: {spec.output} ({result['wall_time_s']:.1f} s); results {spec.results}")
+    if result["status"] != "ok":
+        print(result["error"], file=sys.stderr)
+        return 1
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.sweep import SweepInterrupted, run_sweep
+
+    try:
+        report = run_sweep(args.notebook, _pairs(args.parameter, parse_list), args.profile, args.jobs, args.output)
+    except SweepInterrupted as exc:
+        report = exc.report
+        print(f"sweep interrupted: {len(report.done)} run, {len(report.interrupted)} interrupted (records marked "
+              f"'interrupted'), {len(report.cancelled)} cancelled; rerun the same command to resume", file=sys.stderr)
+        for label in report.interrupted:
+            print(f"  interrupted {label}", file=sys.stderr)
+        raise Interrupted(exc.signum) from None
+    print(f"sweep: {len(report.done)} run, {len(report.skipped)} skipped (already done), {len(report.failed)} failed")
+    for label in report.skipped:
+        print(f"  skipped {label}")
+    for label, error in report.failed.items():
+        print(f"  FAILED {label}: {error}", file=sys.stderr)
+    return 1 if report.failed else 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    for path in list_notebooks():
+        print(path.stem)
+        for name, default in notebook_parameters(path).items():
+            print(f"    {name} = {default!r}  ({type(default).__name__})")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.profiles import load_profile
+    from transformer_theory.pipeline.report import write_reproducibility_page
+
+    load_profile(args.profile)
+    print(write_reproducibility_page(args.profile, args.output))
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.profiles import load_profile
+    from transformer_theory.training.experiments import best_over_seeds, run_experiment
+
+    values = load_profile(args.profile).get(args.experiment, {})
+    results = run_experiment(args.experiment, values, profile=args.profile, store=args.store,
+                             scheduler=args.scheduler, n_workers=args.workers)
+    for row in best_over_seeds(results):
+        print({k: v for k, v in row.items() if k != "seed_nmse"})
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; exit status 0, 1 (a run failed), 2 (bad arguments), 128 + signal (stopped)."""
+    args = _parser().parse_args(argv)
+    command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report, "train": _train}[args.command]
+    try:
+        with signals_raise():
+            return command(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Interrupted as exc:
+        return 128 + exc.signum
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

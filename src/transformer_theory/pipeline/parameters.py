@@ -1,0 +1,96 @@
+"""Checking parameter overrides against a notebook's ``parameters`` cell.
+
+papermill silently ignores a misspelled parameter name; every run of this project goes through
+:func:`check_parameters` first, so a typo or a wrongly typed value fails before anything executes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from typing import Any, Iterator
+
+from transformer_theory.checks import finite_real
+from transformer_theory.pipeline import yaml12
+
+
+def parse_value(text: str) -> Any:
+    """Parse a command-line value as a YAML 1.2 scalar or flow list (``10``, ``1e-3``, ``true``, ``[2, 3]``, ``abc``)."""
+    return yaml12.load(text, f"value {text!r}")
+
+
+def parse_list(text: str) -> list[Any]:
+    """Parse a sweep's comma-separated values ``v1,v2,...`` (each a YAML 1.2 scalar or flow list)."""
+    values = yaml12.load(f"[{text}]", f"sweep values {text!r}")
+    if not values:
+        raise ValueError(f"sweep values {text!r}: expected at least one value")
+    return values
+
+
+def _floats(value: Any, where: str = "") -> Iterator[tuple[str, float]]:
+    """Every float inside ``value`` (lists, tuples, dict values), with its position such as ``[2]``."""
+    if isinstance(value, float):
+        yield where, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _floats(item, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _floats(item, f"{where}[{key!r}]")
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _typed(name: str, notebook: str, default: Any, value: Any, where: str) -> Any:
+    """Return ``value`` converted to the default's type, or raise ``ValueError`` naming the mismatch."""
+    if default is None:  # a default that is not a literal: any value
+        return value
+    ok = True
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif isinstance(default, (list, tuple)):
+        ok = isinstance(value, (list, tuple))
+        value = list(value) if ok else value
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ValueError(
+            f"parameter '{name}' of notebook '{notebook}' expects {_type_name(default)} "
+            f"(default {default!r}), got {_type_name(value)} {value!r}{where}"
+        )
+    return value
+
+
+def _coerce(name: str, notebook: str, default: Any, value: Any, where: str) -> Any:
+    """:func:`_typed`, refusing NaN and infinities unless the default itself holds one (``x = 1e999``)."""
+    value = _typed(name, notebook, default, value, where)
+    if all(math.isfinite(x) for _, x in _floats(default)):
+        for position, x in _floats(value):
+            finite_real(f"parameter '{name}{position}' of notebook '{notebook}'{where}", x)
+    return value
+
+
+def check_parameters(notebook: str, defaults: dict[str, Any], values: dict[str, Any], *, source: str = "") -> dict[str, Any]:
+    """Validate ``values`` against the notebook's ``defaults``; return them coerced to the default types.
+
+    ``source`` names where the values came from (``"-p"``, ``"params/smoke.yaml"``) for the message.
+    """
+    where = f" (from {source})" if source else ""
+    checked: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in defaults:
+            close = difflib.get_close_matches(name, list(defaults), n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise ValueError(
+                f"unknown parameter '{name}' for notebook '{notebook}'{where}.{hint} "
+                f"Valid parameters: {', '.join(defaults) or '(none)'}"
+            )
+        checked[name] = _coerce(name, notebook, defaults[name], value, where)
+    return checked

@@ -1,0 +1,112 @@
+"""Key numbers of a notebook run, written atomically to ``build/results/<profile>/<notebook>.json``.
+
+Notebooks call :func:`record`; the runner (:mod:`transformer_theory.pipeline.runner`) tells the kernel where
+to write through the environment variable :data:`RESULTS_ENV` and completes the file with the
+run's provenance (parameters, seed, versions, commit, wall time, status) when papermill finishes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Environment variable holding the results file of the notebook being executed.
+RESULTS_ENV = "TRANSFORMER_THEORY_RESULTS"
+
+_recorded: dict[str, Any] = {}
+
+
+def to_jsonable(value: Any, *, where: str = "value") -> Any:
+    """Convert NumPy scalars/arrays and tuples to plain JSON types; reject what JSON cannot hold."""
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)  # JSON has no NaN/inf; keep them readable rather than invalid
+        return value
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v, where=f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v, where=f"{where}[{k!r}]") for k, v in value.items()}
+    try:  # fractions, decimals, torch scalars
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{where}: cannot record a value of type {type(value).__name__}") from None
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename), mode 0644."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp creates 0600
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: str | os.PathLike, data: dict) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (see :func:`write_text_atomic`)."""
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def partial_path(path: str | os.PathLike) -> Path:
+    """Where a run writes ``path`` until it has finished (``<path>.partial``); see the runner."""
+    path = Path(path)
+    return path.with_name(path.name + ".partial")
+
+
+def read_results(path: str | os.PathLike) -> dict | None:
+    """The results stored at ``path``, or ``None`` if the file is missing or not a valid results file.
+
+    A corrupt or truncated file is treated as absent, so the run that should produce it is redone.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("values", {}), dict):
+        return None
+    return data
+
+
+def record(name: str, value: Any) -> Any:
+    """Record a key number of the running notebook under ``name`` and return ``value`` unchanged.
+
+    Inside a run started by ``python -m transformer_theory run`` the value is added to the run's
+    record at once (atomically; the runner moves the record into place when the run ends); in an
+    interactive session it is only kept in memory
+    (see :func:`recorded`). Each call rewrites the whole file: meant for a chapter's key numbers, not for
+    long metric histories (training runs keep those in the run store of :mod:`transformer_theory.training`).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"record: name must be a non-empty string, got {name!r}")
+    clean = to_jsonable(value, where=f"record({name!r})")
+    _recorded[name] = clean
+    path = os.environ.get(RESULTS_ENV)
+    if path:
+        data = read_results(path) or {}
+        data.setdefault("values", {})[name] = clean
+        write_json_atomic(path, data)
+    return value
+
+
+def recorded() -> dict[str, Any]:
+    """A copy of everything recorded in this process so far."""
+    return dict(_recorded)

@@ -1,0 +1,188 @@
+"""Run one notebook with papermill under a profile, after checking every parameter and path first.
+
+A chapter's executed notebook goes to ``build/executed/<profile>/<notebook>.ipynb`` and its results JSON to
+``build/results/<profile>/<notebook>.json`` (values recorded by the notebook plus provenance); a notebook
+run by path is kept under ``by-path/`` (see :func:`~.notebooks.notebook_key`).
+
+One run per results file at a time (:mod:`~.locks`). A run writes its notebook and record beside their
+final paths (``<path>.partial``, status ``running``) and moves them into place only when papermill has
+finished, so a run that is killed leaves the previous complete record and notebook as they were; one that
+is stopped by Ctrl-C or SIGTERM leaves its partial record marked ``interrupted``. The kernel dies with the
+run (:mod:`~.kernels`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import os
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from transformer_theory.pipeline.locks import results_lock
+from transformer_theory.pipeline.notebooks import notebook_key, notebook_parameters, resolve_notebook
+from transformer_theory.pipeline.parameters import check_parameters
+from transformer_theory.pipeline.paths import build_dir, check_writable_file
+from transformer_theory.pipeline.profiles import load_profile
+from transformer_theory.pipeline.provenance import config_hash, environment, parameters_hash, source_hash
+from transformer_theory.pipeline.results import RESULTS_ENV, partial_path, read_results, write_json_atomic
+
+
+@dataclass
+class RunSpec:
+    """A validated run: which notebook, under which profile, with which parameters, written where."""
+
+    path: Path  # the notebook, resolved
+    profile: str
+    parameters: dict[str, Any]  # profile values, then command-line overrides (checked, coerced)
+    defaults: dict[str, Any]
+    output: Path
+    results: Path
+    key: str  # where its results are kept (notebooks.notebook_key)
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def parameters_hash(self) -> str:
+        """Identifies the notebook and its effective parameters."""
+        return parameters_hash(self.key, {**self.defaults, **self.parameters})
+
+    @functools.cached_property
+    def source_hash(self) -> str:
+        """Identifies the notebook's code and the library code it imports (see :mod:`.provenance`)."""
+        return source_hash(self.path)
+
+    @property
+    def config_hash(self) -> str:
+        """Identifies the run: parameters and source; a result with another hash is stale."""
+        return config_hash(self.parameters_hash, self.source_hash)
+
+
+def prepare_run(
+    notebook: str,
+    profile: str = "book",
+    overrides: dict[str, Any] | None = None,
+    output: str | Path | None = None,
+    results: str | Path | None = None,
+) -> RunSpec:
+    """Resolve and validate everything about a run; raises ``ValueError`` before anything executes.
+
+    ``output`` must be a writable ``.ipynb`` path other than the notebook itself; unless ``results`` is
+    given, the results JSON goes beside it.
+    """
+    profile_map = load_profile(profile)
+    path = resolve_notebook(notebook)
+    key = notebook_key(path)
+    defaults = notebook_parameters(path)
+    from_profile = check_parameters(path.stem, defaults, profile_map.get(path.stem, {}), source=f"params/{profile}.yaml")
+    from_cli = check_parameters(path.stem, defaults, overrides or {}, source="-p")
+    if results is None:  # a custom output keeps its results JSON beside it
+        results = Path(output).with_suffix(".json") if output else build_dir() / "results" / profile / f"{key}.json"
+    output = Path(output) if output else build_dir() / "executed" / profile / f"{key}.ipynb"
+    check_writable_file(output, "--output", ".ipynb")
+    check_writable_file(results, "results file", ".json")
+    if output.resolve() == path:
+        raise ValueError(f"--output {output} is the notebook being run: papermill would overwrite it")
+    return RunSpec(path, profile, {**from_profile, **from_cli}, defaults, output, Path(results), key, dict(from_cli))
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def mark_interrupted(spec: RunSpec) -> bool:
+    """Mark the partial record of a stopped run ``interrupted``; whether there was one still ``running``.
+
+    Call it holding the run's lock, once the run's process (and kernel) no longer writes.
+    """
+    path = partial_path(spec.results)
+    data = read_results(path)
+    if not data or data.get("status") != "running":
+        return False
+    write_json_atomic(path, {**data, "status": "interrupted", "finished_at": _now()})
+    return True
+
+
+def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
+    """Execute ``spec`` with papermill (kernel ``python3``) and write its results JSON atomically.
+
+    Returns the results dict; its ``status`` is ``"ok"`` or ``"failed"`` (with ``error``). ``ValueError``
+    if another run holds the results file; a ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM under
+    :func:`~.processes.signals_raise`) marks the partial record ``interrupted`` and propagates.
+    """
+    import papermill
+
+    from transformer_theory.pipeline.kernels import ParentBoundKernelManager
+
+    with results_lock(spec.results, f"notebook '{spec.name}' [{spec.profile}]"):
+        partial_record, partial_notebook = partial_path(spec.results), partial_path(spec.output)
+        effective = {**spec.defaults, **spec.parameters}
+        header = {
+            "notebook": spec.name,
+            "source": str(spec.path),
+            "profile": spec.profile,
+            "parameters": effective,
+            "overrides": spec.overrides,
+            "seed": effective.get("seed"),
+            "config_hash": spec.config_hash,
+            "parameters_hash": spec.parameters_hash,
+            "source_hash": spec.source_hash,
+            "status": "running",
+            "started_at": _now(),
+            "executed_notebook": str(partial_notebook),
+            **environment(),
+            "values": {},
+        }
+        write_json_atomic(partial_record, header)
+        partial_notebook.unlink(missing_ok=True)  # left by an interrupted run: never move it into place
+        spec.output.parent.mkdir(parents=True, exist_ok=True)
+        previous = os.environ.get(RESULTS_ENV)
+        os.environ[RESULTS_ENV] = str(partial_record.resolve())
+        start = time.perf_counter()
+        error = None
+        try:
+            with warnings.catch_warnings():  # the partial notebook's name does not end in .ipynb, on purpose
+                warnings.filterwarnings("ignore", message="The specified file .* does not end in")
+                papermill.execute_notebook(
+                    str(spec.path),
+                    str(partial_notebook),
+                    parameters=spec.parameters,
+                    kernel_name="python3",
+                    kernel_manager_class=ParentBoundKernelManager,
+                    cwd=str(spec.path.parent),
+                    progress_bar=False,
+                    log_output=log_output,
+                )
+        except Exception as exc:  # papermill wraps the notebook's own exception
+            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-4000:]
+        except KeyboardInterrupt:
+            mark_interrupted(spec)
+            raise
+        finally:
+            if previous is None:
+                os.environ.pop(RESULTS_ENV, None)
+            else:
+                os.environ[RESULTS_ENV] = previous
+        final = {
+            **header,
+            "status": "failed" if error else "ok",
+            "error": error,
+            "wall_time_s": round(time.perf_counter() - start, 3),
+            "finished_at": _now(),
+            "executed_notebook": str(spec.output) if partial_notebook.exists() else None,
+            "values": (read_results(partial_record) or {}).get("values", {}),
+        }
+        if partial_notebook.exists():
+            os.replace(partial_notebook, spec.output)
+        else:  # papermill wrote nothing (the kernel did not start): no notebook belongs to this record
+            spec.output.unlink(missing_ok=True)
+        write_json_atomic(spec.results, final)
+        partial_record.unlink()
+    return final

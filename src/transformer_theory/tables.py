@@ -1,0 +1,45 @@
+"""The one table helper of the book: rows of values as a Markdown table (chapters and the reproducibility page).
+
+Chapters show a table with ``display(Markdown(markdown_table(rows)))``; the book renders Markdown outputs
+as MyST (``nb_render_markdown_format: myst`` in ``book/_config.yml``), so cells may hold ``$math$``,
+``**bold**``, links and code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def format_cell(value: Any) -> str:
+    """One cell: ``None`` → ``n/a``, booleans → ``yes``/``no``, lists and tuples → ``(a,b)``, floats to 3
+    significant digits, anything else as ``str``; ``|`` is escaped and line breaks become spaces."""
+    if value is None:
+        text = "n/a"
+    elif isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif isinstance(value, (list, tuple)):
+        text = "(" + ",".join(str(v) for v in value) + ")"
+    elif isinstance(value, float):
+        text = f"{value:.3g}"
+    else:
+        text = str(value)
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """``rows`` as a Markdown table with ``columns`` (default: the keys of the first row, in order).
+
+    Raises ``ValueError`` when there are neither rows nor columns, or when a row lacks a column.
+    """
+    if columns is None:
+        if not rows:
+            raise ValueError("markdown_table: no rows and no columns, nothing to show")
+        columns = list(rows[0])
+    for i, row in enumerate(rows):
+        missing = [c for c in columns if c not in row]
+        if missing:
+            raise ValueError(f"markdown_table: row {i} has no column {', '.join(map(repr, missing))}")
+    lines = ["| " + " | ".join(format_cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(format_cell(row[c]) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)

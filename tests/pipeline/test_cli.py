@@ -1,0 +1,183 @@
+"""The command line: checked parameters, results files with provenance, resumable sweeps."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import cli
+from transformer_theory.pipeline.parameters import check_parameters, parse_list, parse_value
+from transformer_theory.pipeline.results import read_results, write_json_atomic
+
+
+# --- parameter checking (no execution) -------------------------------------------------------
+
+def test_misspelled_parameter_is_rejected_before_running(tiny_project: Path) -> None:
+    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "scael", "3")
+    assert out.returncode == 2
+    assert "unknown parameter 'scael'" in out.stderr and "Did you mean 'scale'" in out.stderr
+    assert "Valid parameters: x, scale, label, gate" in out.stderr
+    assert not (tiny_project / "build").exists(), "nothing may execute before the parameters are checked"
+
+
+def test_wrongly_typed_value_is_rejected(tiny_project: Path) -> None:
+    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "x", "ten")
+    assert out.returncode == 2
+    assert "parameter 'x' of notebook '01_tiny' expects int (default 1), got str 'ten'" in out.stderr
+    assert not (tiny_project / "build").exists()
+
+
+def test_unknown_profile_and_notebook_are_rejected(tiny_project: Path) -> None:
+    out = cli("run", "01_tiny", "--profile", "smok")
+    assert out.returncode == 2 and "unknown profile 'smok'" in out.stderr and "smoke, book, paper" in out.stderr
+    out = cli("run", "01_tinny", "--profile", "smoke")
+    assert out.returncode == 2 and "unknown notebook '01_tinny'" in out.stderr and "Did you mean '01_tiny'" in out.stderr
+
+
+def test_profile_values_are_checked_too(tiny_project: Path) -> None:
+    (tiny_project / "params" / "smoke.yaml").write_text("01_tiny:\n  sclae: 2.0\n")
+    out = cli("run", "01_tiny", "--profile", "smoke")
+    assert out.returncode == 2 and "unknown parameter 'sclae'" in out.stderr and "params/smoke.yaml" in out.stderr
+
+
+def test_real_notebook_rejects_a_typo() -> None:
+    out = cli("run", "00_overview", "--profile", "smoke", "-p", "sed", "1")
+    assert out.returncode == 2 and "unknown parameter 'sed'" in out.stderr and "Did you mean 'seed'" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "default, value, expected",
+    [(1, 3, 3), (0.5, 2, 2.0), (True, False, False), ([1, 2], [3], [3]), ("a", "b", "b"), (None, {"k": 1}, {"k": 1})],
+)
+def test_type_coercion_accepts_matching_values(default, value, expected) -> None:
+    assert check_parameters("nb", {"p": default}, {"p": value}) == {"p": expected}
+
+
+@pytest.mark.parametrize("default, value", [(1, 1.5), (1, True), (0.5, "x"), (True, 1), ([1], 1), ("a", 1)])
+def test_type_coercion_rejects_mismatches(default, value) -> None:
+    with pytest.raises(ValueError, match="parameter 'p' of notebook 'nb' expects"):
+        check_parameters("nb", {"p": default}, {"p": value})
+
+
+def test_value_parsing() -> None:
+    assert parse_value("10") == 10 and parse_value("1e-3") == 1e-3 and parse_value("[2, 3]") == [2, 3]
+    assert parse_value("true") is True and parse_value("abc") == "abc" and parse_value("1e3") == 1000.0
+    assert parse_list("1,2,3") == [1, 2, 3] and parse_list("[1,2],[3]") == [[1, 2], [3]]
+
+
+# --- running ---------------------------------------------------------------------------------
+
+def test_run_writes_executed_notebook_and_results_with_provenance(tiny_project: Path) -> None:
+    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "x", "3")
+    assert out.returncode == 0, out.stderr
+    executed = tiny_project / "build" / "executed" / "smoke" / "01_tiny.ipynb"
+    assert executed.is_file()
+    data = json.loads((tiny_project / "build" / "results" / "smoke" / "01_tiny.json").read_text())
+    assert data["status"] == "ok" and data["values"] == {"y": 6.0}
+    assert data["parameters"] == {"x": 3, "scale": 2.0, "label": "a", "gate": ""}
+    assert data["overrides"] == {"x": 3} and data["profile"] == "smoke"
+    assert data["wall_time_s"] > 0 and data["versions"]["numpy"] and "commit" in data["git"]
+    assert len(data["config_hash"]) == 16
+
+
+def test_failing_notebook_reports_failure(tiny_project: Path) -> None:
+    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "label", "fail")
+    assert out.returncode == 1 and "asked to fail" in out.stderr
+    data = read_results(tiny_project / "build" / "results" / "smoke" / "01_tiny.json")
+    assert data["status"] == "failed" and "asked to fail" in data["error"]
+
+
+def test_results_write_is_atomic_and_corrupt_files_read_as_missing(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    write_json_atomic(path, {"values": {"a": 1}})
+    assert read_results(path) == {"values": {"a": 1}}
+    assert list(tmp_path.iterdir()) == [path], "no temporary file may be left behind"
+    path.write_text('{"values": {"a": 1')  # truncated
+    assert read_results(path) is None
+
+
+# --- sweeps ----------------------------------------------------------------------------------
+
+def sweep_dir(root: Path) -> Path:
+    return root / "build" / "sweeps" / "smoke" / "01_tiny"
+
+
+def test_sweep_runs_grid_and_reports_failures(tiny_project: Path) -> None:
+    out = cli("sweep", "01_tiny", "--profile", "smoke", "-p", "x", "1,2", "-p", "label", "a,fail", "--jobs", "2")
+    assert out.returncode == 1
+    assert "2 run, 0 skipped" in out.stdout and "2 failed" in out.stdout
+    assert "FAILED x=1_label=fail" in out.stderr and "FAILED x=2_label=fail" in out.stderr
+    for x in (1, 2):
+        data = read_results(sweep_dir(tiny_project) / f"x={x}_label=a.json")
+        assert data["status"] == "ok" and data["values"]["y"] == 2.0 * x
+        assert (sweep_dir(tiny_project) / f"x={x}_label=a.ipynb").is_file()
+
+
+def test_sweep_rejects_bad_points_before_running(tiny_project: Path) -> None:
+    out = cli("sweep", "01_tiny", "--profile", "smoke", "-p", "x", "1,two")
+    assert out.returncode == 2 and "expects int" in out.stderr
+    assert not sweep_dir(tiny_project).exists()
+
+
+def test_interrupted_sweep_resumes_without_rerunning(tiny_project: Path) -> None:
+    gate = tiny_project / "gate"
+    gate.touch()  # point x=2 waits while the gate exists
+    args = ["sweep", "01_tiny", "--profile", "smoke", "-p", "x", "1,2", "-p", "gate", str(gate)]
+    proc = subprocess.Popen([sys.executable, "-m", "transformer_theory", *args], start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        done = [p for p in sweep_dir(tiny_project).glob("x=1_*.json") if (read_results(p) or {}).get("status") == "ok"]
+        if done:
+            first = done[0]
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("the first point never finished")
+    os.killpg(proc.pid, signal.SIGKILL)  # interrupt while x=2 is running
+    proc.wait()
+    stamp = first.stat().st_mtime_ns
+    gate.unlink()
+
+    out = cli(*args)
+    assert out.returncode == 0, out.stderr
+    assert "1 run, 1 skipped" in out.stdout and "skipped x=1_" in out.stdout
+    assert first.stat().st_mtime_ns == stamp, "the finished point was re-run"
+    second = read_results(first.with_name(first.name.replace("x=1", "x=2")))
+    assert second["status"] == "ok" and second["values"]["y"] == 4.0
+
+
+def test_sweep_recomputes_a_corrupt_results_file(tiny_project: Path) -> None:
+    args = ["sweep", "01_tiny", "--profile", "smoke", "-p", "x", "1"]
+    assert cli(*args).returncode == 0
+    results = sweep_dir(tiny_project) / "x=1.json"
+    results.write_text("{not json")
+    out = cli(*args)
+    assert out.returncode == 0 and "1 run, 0 skipped" in out.stdout
+    assert read_results(results)["status"] == "ok"
+
+
+def test_list_shows_parameters(tiny_project: Path) -> None:
+    out = cli("list")
+    assert out.returncode == 0 and "01_tiny" in out.stdout and "scale = 0.5  (float)" in out.stdout
+
+
+def test_reproducibility_page_lists_each_notebook(tiny_project: Path) -> None:
+    from transformer_theory.pipeline.report import reproducibility_page
+
+    assert "| 01_tiny | smoke | not run |" in reproducibility_page("smoke")
+    write_json_atomic(
+        tiny_project / "build" / "results" / "smoke" / "01_tiny.json",
+        {"profile": "smoke", "status": "ok", "wall_time_s": 2.5, "seed": 7, "git": {"commit": "abcdef123456", "dirty": True},
+         "versions": {"python": "3.11.7", "numpy": "2.4.6"}, "platform": "Linux-x", "values": {}},
+    )
+    page = reproducibility_page("smoke")
+    assert "| [01_tiny](notebooks/01_tiny.ipynb) | smoke | ok | 2.5 | 7 | `abcdef1+` |" in page
+    assert "| numpy | 2.4.6 |" in page and "Platform: `Linux-x`" in page

@@ -1,0 +1,1 @@
+"""Hypothesis strategies shared by the test packages (``from strategies.interpolation import datasets``)."""
