@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from conftest import cli, make_notebook
 from transformer_theory.training import TrainOptions, best_over_seeds, experiment, plan_tasks, run_experiment
@@ -77,4 +78,7 @@ def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> N
         run_experiment("10_intrinsic_dimension", TINY, store=tmp_path, n_workers=-1)
     with pytest.raises(ValueError, match="device"):
         TrainOptions(device="tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            TrainOptions(device="cuda")
     assert not list(tmp_path.iterdir())

@@ -3,7 +3,7 @@
 A run is a model of the family, a target of :mod:`transformer_theory.infoflow.targets` at a sequence
 length, the optimiser settings and a seed. Defaults follow the common training of InfoFlow (Yu et al.
 2026, §4: AdamW, weight decay 1e-2, cosine annealing) with the sizes this project measured on CPU
-(batch 256, lr 3e-3 with a 200-step warm-up; the book's page on how it reconstructs the papers).
+(batch 256, lr 3e-3 with a 200-step warm-up).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ notebook therefore train exactly the same runs and share one run store.
 
 * ``07_depth_separation`` -- InfoFlow's Theorem 1 (Yu et al. 2026): the minimum pairwise dot product
   ``min_{s≠t} x(s)ᵀx(t)``, d = 4, one layer with h ∈ {1, 2, 4} heads against two layers with one head
-  each, over sequence lengths T, and over the FFN width at one T. The paper shows no such experiment
-  (§4.5 of the book's page on how it reconstructs the papers): this is the project's own.
+  each, over sequence lengths T, and over the FFN width at one T. The paper's text shows no such
+  experiment: this one is the project's own.
 * ``10_intrinsic_dimension`` -- InfoFlow §4.1: ``Σ_{i≤D} max_{s,t} x(s)ᵀ A_i x(t)``, d = 4, two layers
   with (h1, h2) ∈ {(D, D), (D−1, D), (D, D−1)}, per-head dimension n, width E = n·D.
 
