@@ -6,7 +6,8 @@ Prints model-samples per second (models x batch x steps / seconds of the steps a
 first step, set-up and cluster start are excluded, data and validation passes are included) for
 
 * ``loop``: the six models trained one after another with a plain loop: the family's module as a plain
-  ``nn.Module`` (every layer computing all queries), torch's AdamW, torch's default threads;
+  ``nn.Module`` (every layer computing all queries), torch's AdamW, torch's default threads (the
+  baseline), and the same loop on one thread (for comparison with the single-threaded Dask workers);
 * ``engine``: the six models as one batched task in this process (CLS-only last layer);
 * ``engine, compiled``: the same with ``torch.compile`` (its compilation is the excluded first step);
 * ``engine on Dask``: the sweep on a LocalCluster of 2 single-threaded workers, 3 models per task
@@ -98,8 +99,13 @@ def main() -> None:
         results = [measure() for _ in range(args.repeats)]
         return min(results, key=lambda r: r[0])
 
-    def loop():
-        out = [plain_loop(run) for run in runs]
+    def loop(threads: int | None = None):
+        default = torch.get_num_threads()
+        torch.set_num_threads(threads or default)
+        try:
+            out = [plain_loop(run) for run in runs]
+        finally:
+            torch.set_num_threads(default)
         return sum(s for *_, s in out), out
 
     def engine(compile: bool):
@@ -113,7 +119,8 @@ def main() -> None:
         return steady(records), records
 
     loop_seconds, loop_out = best(loop)
-    rows = [("loop: one model at a time, all queries", loop_seconds)]
+    rows = [(f"loop: one model at a time, all queries ({torch.get_num_threads()} threads)", loop_seconds),
+            ("loop, 1 thread", best(lambda: loop(1))[0])]
     engine_seconds, engine_records = best(lambda: engine(False))
     rows.append(("engine: 6 models in one task", engine_seconds))
     rows.append(("engine on Dask: 2 workers x 3 models", best(lambda: on_dask(False))[0]))
@@ -130,7 +137,7 @@ def main() -> None:
     print(f"\nengine vs loop (same initialisation and data, {args.steps} steps): interval-mean training losses "
           f"agree to {worst_loss:.1e} relative, final validation NMSE to {worst_nmse:.1e}; "
           f"load average now {os.getloadavg()[0]:.1f}")
-    print(f"speedup: {loop_seconds / min(s for _, s in rows[1:]):.1f}x over the one-at-a-time loop")
+    print(f"speedup: {loop_seconds / min(s for _, s in rows[2:]):.1f}x over the one-at-a-time loop")
 
 
 if __name__ == "__main__":

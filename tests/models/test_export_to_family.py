@@ -35,7 +35,8 @@ def test_exact_model_is_rounded_to_float64() -> None:
     net = to_torch(exact)
     for x in ds.inputs:
         ref = np.asarray(exact(x), dtype=float)
-        np.testing.assert_allclose(net(torch.from_numpy(x)).detach().numpy(), ref, rtol=0, atol=1e-11 * np.abs(ref).max())
+        out = net(torch.from_numpy(x)).detach().numpy()
+        np.testing.assert_allclose(out, ref, rtol=0, atol=1e-11 * np.abs(ref).max())
 
 
 def test_exported_layout() -> None:

@@ -22,7 +22,8 @@ def descendants() -> set[int]:
     """This process's descendants except multiprocessing's helpers (forkserver and resource tracker, idle
     processes that live as long as this one); the workers forked by the forkserver are counted."""
     me = psutil.Process()
-    helpers = {p.pid for p in me.children() if any(h in " ".join(p.cmdline()) for h in ("forkserver", "resource_tracker"))}
+    helpers = {p.pid for p in me.children()
+               if any(h in " ".join(p.cmdline()) for h in ("forkserver", "resource_tracker"))}
     return {p.pid for p in me.children(recursive=True)} - helpers
 
 
@@ -47,7 +48,8 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
         from tiny_runs import tiny_run
         from transformer_theory.training import RunStore, TrainOptions, train_runs
         runs = [tiny_run((2, 2), seed, steps=100000) for seed in (0, 1)]
-        train_runs(runs, RunStore(sys.argv[1]), n_workers=2, models_per_task=1, options=TrainOptions(progress=False, checkpoint_every_steps=20))
+        options = TrainOptions(progress=False, checkpoint_every_steps=20)
+        train_runs(runs, RunStore(sys.argv[1]), n_workers=2, models_per_task=1, options=options)
     """)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     parent = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], env=env, stdout=subprocess.DEVNULL,

@@ -52,7 +52,8 @@ def test_best_over_seeds() -> None:
     results = [({"D": 2, "seed": 0}, {"best_nmse": 0.2}), ({"D": 2, "seed": 1}, {"best_nmse": 0.1}),
                ({"D": 3, "seed": 0}, {"best_nmse": None})]
     rows = best_over_seeds(results)
-    assert rows == [{"D": 2, "seed_nmse": {0: 0.2, 1: 0.1}, "nmse": 0.1}, {"D": 3, "seed_nmse": {0: None}, "nmse": None}]
+    assert rows == [{"D": 2, "seed_nmse": {0: 0.2, 1: 0.1}, "nmse": 0.1},
+                    {"D": 3, "seed_nmse": {0: None}, "nmse": None}]
 
 
 def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) -> None:

@@ -50,7 +50,8 @@ class Block(nn.Module):
         self.to_v = Linear(E, h * c.v_dim, bias=c.attention_bias, **factory)
         self.out = Linear(h * c.v_dim, E, bias=c.attention_bias, **factory) if c.out_proj else None
         if not c.out_proj and h * c.v_dim != E:
-            raise ValueError(f"without an output projection heads·value_dim = {h * c.v_dim} must equal the width E = {E}")
+            raise ValueError(f"without an output projection heads·value_dim = {h * c.v_dim} must equal the width "
+                             f"E = {E}")
         self.ff = None
         if c.ffn_width:
             self.ff = nn.Sequential(

@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from transformer_theory.checks import finite_real, non_negative_int, non_negative_real, one_of, positive_int, positive_real
+from transformer_theory.checks import (finite_real, non_negative_int, non_negative_real, one_of, positive_int,
+                                       positive_real)
 
 ATTENTIONS = ("softmax", "hardmax")
 ACTIVATIONS = ("gelu", "relu")
@@ -41,8 +42,8 @@ class TransformerConfig:
     ``embed_dim`` E is the width of the residual stream (``None``: the token dimension ``d``, which
     needs no encoder). ``head_dim`` is the per-head query/key dimension n, ``value_dim`` the per-head
     value dimension (``None``: n); ``attention_bias`` adds biases to the query, key, value and output maps
-    (the predecessor's eq. 4 and Paper A have none). Scores are ``q·k / (temperature·√n)`` with ``scale_scores``, else
-    ``q·k / temperature``; ``hardmax`` attention averages uniformly over the keys whose raw score lies
+    (the predecessor's eq. 4 and Paper A have none). Scores are ``q·k / (temperature·√n)`` with
+    ``scale_scores``, else ``q·k / temperature``; ``hardmax`` attention averages uniformly over the keys whose raw score lies
     within ``hardmax_tie_tol·(1 + |max|)`` of the maximum (Paper A, Fig. 2). Residual weights ρ (attention)
     and η (feed-forward) are constants (``residual="fixed"``) or learned scalars initialised at
     ``rho``/``eta``. ``ffn_width=0`` drops the FF map (the FF layer is then ``η x``).
@@ -99,7 +100,8 @@ class TransformerConfig:
         if self.encoder_width is not None:
             positive_int("encoder_width", self.encoder_width)
         elif self.embed_dim not in (None, self.d):
-            raise ValueError(f"embed_dim = {self.embed_dim} differs from d = {self.d}: that needs an encoder (encoder_width)")
+            raise ValueError(f"embed_dim = {self.embed_dim} differs from d = {self.d}: that needs an encoder "
+                             "(encoder_width)")
         if self.max_len is not None:
             positive_int("max_len", self.max_len)
         if self.readout_dim is not None:

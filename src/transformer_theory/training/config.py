@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from transformer_theory.checks import (finite_real, is_integer, non_negative_int, non_negative_real, positive_int,
@@ -119,9 +119,6 @@ class RunConfig:
             data["model"].pop(name)
         data["n_layers"] = self.model.n_layers
         return json.dumps(data, sort_keys=True)
-
-    def with_seed(self, seed: int) -> "RunConfig":
-        return replace(self, seed=seed)
 
 
 def _plain(value: Any) -> Any:

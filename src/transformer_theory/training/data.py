@@ -53,7 +53,8 @@ class RunData:
         self.run = run
         self.tree = run.tree()
         if self.tree.input_dim != run.model.d:
-            raise ValueError(f"model.d = {run.model.d} but target {self.tree.name} has token dimension {self.tree.input_dim}")
+            raise ValueError(f"model.d = {run.model.d} but target {self.tree.name} has token dimension "
+                             f"{self.tree.input_dim}")
         self.rng, val_rng = _streams(run.seed)
         X = self.tree.sample_inputs(run.val_size, run.seq_len, val_rng)
         self.validation = ValidationSet(X, _as_2d(self.tree(X)))

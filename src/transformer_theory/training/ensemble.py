@@ -78,10 +78,6 @@ class Ensemble:
                 block.head_mask.copy_(torch.stack([head_mask(r.model.padded(heads), layer) for r in runs]))
         self.module.to(device)
 
-    @property
-    def size(self) -> int:
-        return len(self.runs)
-
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """Outputs (K, B, m) for inputs (K, B, T, d): model k on ``x[k]``."""
         return self.module(x)
