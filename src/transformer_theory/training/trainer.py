@@ -76,7 +76,7 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
     K = len(runs)
     step, elapsed = 0, 0.0
     history: list[dict[str, list]] = [{"step": [], "train_loss": [], "val_nmse": []} for _ in runs]
-    loss_sum, loss_count = torch.zeros(K, dtype=torch.float64), 0
+    loss_sum, loss_count = torch.zeros(K, dtype=torch.float64, device=device), 0  # on the device: no sync per step
     resumed: list[int] = []  # steps at which this task continued from a checkpoint
     saved = load_checkpoint(checkpoint, task_key) if checkpoint is not None else None
     if saved is not None:
@@ -86,7 +86,7 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
             d.load_state(state)
         torch.set_rng_state(saved["torch_rng"])
         step, elapsed, history = saved["step"], saved["elapsed"], saved["history"]
-        loss_sum, loss_count = saved["loss_sum"], saved["loss_count"]
+        loss_sum, loss_count = saved["loss_sum"].to(device), saved["loss_count"]
         resumed = saved["resumed"] + [step]
 
     def save() -> None:
@@ -96,7 +96,7 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
             "data": [d.state() for d in data],
             "torch_rng": torch.get_rng_state(),
             "step": step, "elapsed": elapsed, "history": history,
-            "loss_sum": loss_sum, "loss_count": loss_count, "resumed": resumed,
+            "loss_sum": loss_sum.cpu(), "loss_count": loss_count, "resumed": resumed,
         }
         save_checkpoint(checkpoint, task_key, state)
 
@@ -116,17 +116,17 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
         total, per_model = loss_function(x, y)
         total.backward()
         optimizer.step()
-        loss_sum += per_model.detach().double().cpu()
+        loss_sum += per_model.detach().double()
         loss_count += 1
         step += 1
         if step % first.eval_every == 0 or step == first.steps:
             nmse = validation_nmse(ensemble, data, val_inputs)
-            train = (loss_sum / loss_count).tolist()
+            train = (loss_sum / loss_count).cpu().tolist()
             for h, v, t in zip(history, nmse, train):
                 h["step"].append(step)
                 h["val_nmse"].append(v)
                 h["train_loss"].append(t if math.isfinite(t) else None)
-            loss_sum, loss_count = torch.zeros(K, dtype=torch.float64), 0
+            loss_sum, loss_count = torch.zeros(K, dtype=torch.float64, device=device), 0
             bar.set_postfix_str(f"nmse {_fmt(nmse)}", refresh=False)
             if report is not None:
                 report({"task": task_key, "step": step, "steps": first.steps, "nmse": nmse})
