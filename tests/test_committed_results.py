@@ -21,7 +21,7 @@ from transformer_theory.pipeline.runner import prepare_run
 RESULTS = ROOT / "results" / "book"
 NOTEBOOKS = list_notebooks()
 #: Every committed results file; the other profiles' files hold the times the "Run it yourself" boxes quote.
-COMMITTED = sorted((ROOT / "results").glob("*/*.json"))
+COMMITTED = sorted(p for p in (ROOT / "results").glob("*/*.json") if p.stem in {nb.stem for nb in NOTEBOOKS})
 
 
 def load(stem: str) -> dict:

@@ -18,8 +18,8 @@ from transformer_theory.interpolation.construction.configuration import Configur
 from transformer_theory.interpolation.construction.exactification import ClusterFeedForward
 from transformer_theory.interpolation.construction.softmax import DEFAULT_FRACTION, SoftmaxTransformer
 from transformer_theory.interpolation.examples import random_dataset, toy_dataset, twin_dataset
-from transformer_theory.interpolation.torch_export import TorchSelfAttention
 from transformer_theory.interpolation.transformer import Transformer
+from transformer_theory.models.export import to_torch
 
 from strategies.interpolation import datasets
 from transformer_theory.interpolation.examples import FAMILIES
@@ -237,23 +237,21 @@ def test_to_torch_runs_standard_softmax_attention() -> None:
     for ds, options in ((toy_dataset(), {}), (random_dataset(6, 4, seed=3, shared_pool=7), {}),
                         (random_dataset(5, 2, seed=4, scale=1e3), SOFT)):
         model = build(ds, **options)
-        net = model.to_torch()
-        assert all(p.dtype == torch.float64 for p in net.parameters())
+        net = to_torch(model)
+        assert net.config.attention == "softmax" and all(p.dtype == torch.float64 for p in net.parameters())
         for x, y in zip(ds.inputs, ds.targets):
             X = torch.from_numpy(x)
             out = net(X).detach().numpy()
             np.testing.assert_allclose(out, model(x), rtol=0, atol=1e-11 * ds.unit)
             assert hausdorff(out, y) <= tolerance(ds)
-        # every attention module is ρx + softmax(q kᵀ/τ) v, i.e. torch's scaled dot-product attention
+        # every attention layer is ρx + softmax(q kᵀ) v with τ folded into q: scaled dot-product attention
         Z = torch.from_numpy(ds.inputs[0])
         for block in net.blocks:
-            Z = block.ff(Z)
-            if isinstance(block.sa, TorchSelfAttention):
-                sa = block.sa
-                q, k, v = sa.to_q(Z), sa.to_k(Z), sa.to_v(Z)
-                sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=1 / sa.temperature)
-                torch.testing.assert_close(block.sa(Z), sa.rho * Z + sdpa, rtol=0, atol=1e-12)
-            Z = block.sa(Z)
+            Z = block.feed_forward(Z)
+            q, k, v = block.to_q(Z), block.to_k(Z), block.to_v(Z)
+            sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=1.0)
+            torch.testing.assert_close(block.attend(Z), block.rho * Z + sdpa, rtol=0, atol=1e-12 * (1 + float(Z.abs().max())))
+            Z = block.attend(Z)
 
 
 def test_cluster_feed_forward_collapses_its_window_bitwise() -> None:

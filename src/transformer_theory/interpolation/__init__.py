@@ -2,7 +2,7 @@
 
 Transformer layers (hardmax / softmax attention, both block orders), the hardmax interpolation
 construction of Theorem 1.6 (a reconstruction of the paper's four stages), exact rational
-evaluation, verification by Hausdorff distance, and export to PyTorch.
+evaluation and verification by Hausdorff distance (PyTorch export: :func:`transformer_theory.models.export.to_torch`).
 """
 
 from transformer_theory.interpolation.arithmetic import HARDMAX_TIE_TOL

@@ -45,28 +45,13 @@ PATHS = ("structured", "dense", "torch")
 TOLERANCE = 1e-8
 
 
-def torch_module(model: Transformer):
-    """The float64 ``torch.nn.Module`` of ``model`` that the "torch" path evaluates (the one place that
-    obtains it)."""
-    return model.to_torch()
-
-
 def _torch_outputs(model: Transformer, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The torch module on every sequence, sequences of one length batched as ``(B, n, d)``."""
-    import torch
+    """The "torch" path: the model loaded into the project's torch family and evaluated in float64
+    (:func:`transformer_theory.models.export.torch_outputs`; the one place this package reaches torch,
+    imported only when the path is asked for)."""
+    from transformer_theory.models.export import torch_outputs
 
-    net = torch_module(model)
-    arrays = [to_float(x) for x in inputs]
-    outputs: list[np.ndarray] = [np.empty(0)] * len(arrays)
-    by_length: dict[int, list[int]] = {}
-    for j, x in enumerate(arrays):
-        by_length.setdefault(len(x), []).append(j)
-    with torch.no_grad():
-        for index in by_length.values():
-            batch = net(torch.from_numpy(np.stack([arrays[j] for j in index]))).numpy()
-            for j, out in zip(index, batch):
-                outputs[j] = out
-    return outputs
+    return torch_outputs(model, inputs)
 
 
 def verify(model: Transformer, dataset: SequenceDataset, path: str = "structured") -> np.ndarray:

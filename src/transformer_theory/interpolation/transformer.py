@@ -161,9 +161,3 @@ class Transformer:
             if len(blocks):
                 states[name] = [p[blocks.stop] for p in paths]
         return states
-
-    def to_torch(self):
-        """A float64 ``torch.nn.Module`` of standard layers computing the same map (see :mod:`.torch_export`)."""
-        from transformer_theory.interpolation.torch_export import to_torch
-
-        return to_torch(self)

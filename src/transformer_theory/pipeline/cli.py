@@ -1,8 +1,9 @@
-"""Command line: ``python -m transformer_theory {run,list,sweep,report}``.
+"""Command line: ``python -m transformer_theory {run,list,sweep,report,train}``.
 
 ``run`` executes one notebook under a profile with checked overrides; ``sweep`` runs a grid of
 overrides in parallel and resumes where an interrupted sweep stopped; ``list`` shows the notebooks
-and their parameters; ``report`` writes the book's reproducibility page.
+and their parameters; ``report`` writes the book's reproducibility page; ``train`` trains (or reuses
+from the run store) the runs of a training chapter's experiment, locally or on a Dask cluster.
 
 Exit status: 0, 1 (a run or point failed), 2 (bad arguments, refused before anything ran),
 128 + the signal when stopped by Ctrl-C (130) or SIGTERM (143).
@@ -51,6 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="write the reproducibility page from the results JSONs")
     report.add_argument("--profile", default=DEFAULT_PROFILE)
     report.add_argument("--output", required=True)
+
+    train = sub.add_parser("train", help="train the runs of a chapter's experiment (stored runs are reused)")
+    train.add_argument("experiment", help="a training chapter, such as 10_intrinsic_dimension")
+    train.add_argument("--profile", default=DEFAULT_PROFILE, help="its sizes: the profile's entry for the chapter")
+    train.add_argument("--scheduler", help="address of a running Dask scheduler (default: a local cluster)")
+    train.add_argument("--store", help="run store folder (default build/runs/<profile>/)")
+    train.add_argument("--workers", type=int, help="local single-threaded workers (default: one per core; 0: no Dask)")
     return parser
 
 
@@ -110,10 +118,22 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.profiles import load_profile
+    from transformer_theory.training.experiments import best_over_seeds, run_experiment
+
+    values = load_profile(args.profile).get(args.experiment, {})
+    results = run_experiment(args.experiment, values, profile=args.profile, store=args.store,
+                             scheduler=args.scheduler, n_workers=args.workers)
+    for row in best_over_seeds(results):
+        print({k: v for k, v in row.items() if k != "seed_nmse"})
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; exit status 0, 1 (a run failed), 2 (bad arguments), 128 + signal (stopped)."""
     args = _parser().parse_args(argv)
-    command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report}[args.command]
+    command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report, "train": _train}[args.command]
     try:
         with signals_raise():
             return command(args)

@@ -33,6 +33,8 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from transformer_theory.models import Block, TransformerConfig
+
 __all__ = [
     "SyntheticData",
     "TikhonovTransformer",
@@ -110,8 +112,8 @@ def generate_synthetic_data(
     return SyntheticData(inputs=inputs, targets=out[:, -1:, :], W=W, U=U, b=b)
 
 
-class TikhonovTransformer(nn.Module):
-    """The official ``TF(d, h=1, tau, causal=False, depth=1)``: one block, SA then FF.
+class TikhonovTransformer(Block):
+    """The official ``TF(d, h=1, tau, causal=False, depth=1)`` as a one-block member of the model family.
 
     ``x ← ρ x + softmax(q kᵀ / τ) v`` with ``to_q``, ``to_k``: Linear(d→h, no bias) (a rank-h score
     matrix) and ``to_v``: Linear(d→d, no bias); then ``x ← η x + ff(x)`` with
@@ -125,21 +127,10 @@ class TikhonovTransformer(nn.Module):
         _check_positive_int(d=d, h=h, ff_width=ff_width)
         if not tau > 0:
             raise ValueError(f"temperature tau must be positive, got {tau!r}")
-        super().__init__()
-        self.tau = float(tau)
-        self.rho = nn.Parameter(torch.zeros(1))
-        self.eta = nn.Parameter(torch.zeros(1))
-        self.to_q = nn.Linear(d, h, bias=False)
-        self.to_k = nn.Linear(d, h, bias=False)
-        self.to_v = nn.Linear(d, d, bias=False)
-        self.ff = nn.Sequential(nn.Linear(d, ff_width), nn.ReLU(), nn.Linear(ff_width, d, bias=False))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Apply the block to a batch of sequences ``x`` of shape (B, n, d)."""
-        # (q / τ) kᵀ equals q kᵀ / τ up to rounding and saves a pass over the (B, n, n) scores.
-        scores = (self.to_q(x) / self.tau) @ self.to_k(x).transpose(-2, -1)
-        x = self.rho * x + torch.softmax(scores, dim=-1) @ self.to_v(x)
-        return self.eta * x + self.ff(x)
+        super().__init__(TransformerConfig(
+            d=d, heads=(1,), head_dim=h, value_dim=d, out_proj=False, ffn_width=ff_width,
+            activation="relu", ffn_out_bias=False, attention="softmax", temperature=float(tau), scale_scores=False,
+            residual="learned", rho=0.0, eta=0.0, order="sa_ff"))
 
 
 def setup_experiment(

@@ -1,0 +1,16 @@
+"""The project's one torch transformer family: a config dataclass and a plain ``nn.Module``.
+
+* :class:`TransformerConfig` -- heads per layer, widths, attention kind and temperature, residual
+  weights, block order, encoder, positional encoding, CLS token and readout, head masks.
+* :class:`Transformer` -- the model; :class:`Block` -- one block (a one-block model on its own).
+* :func:`multi_head_attention` -- the one implementation of attention.
+* :func:`~transformer_theory.models.export.to_torch` -- Paper A's constructed transformers as members
+  of the family (import it from :mod:`transformer_theory.models.export`).
+"""
+
+from transformer_theory.models.attention import attention_weights, multi_head_attention
+from transformer_theory.models.block import Block
+from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.transformer import Transformer
+
+__all__ = ["Block", "Transformer", "TransformerConfig", "attention_weights", "multi_head_attention"]

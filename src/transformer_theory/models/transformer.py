@@ -1,0 +1,70 @@
+"""The project's torch transformer: optional encoder, positional encoding, CLS token and readout.
+
+``X⁰ = [Pφ(x(1)) + p(1), …, Pφ(x(T)) + p(T), ĉ₀]`` (Pφ a two-layer ReLU MLP, p a learned absolute
+positional encoding, ĉ₀ a trainable CLS token), then the blocks, then a linear readout of the CLS token:
+the multi-layer model of InfoFlow (Yu et al. 2026, §4) built on its predecessor's eq. 4. Without
+encoder, CLS and readout the model maps the token sequence to the token sequence, as Paper A's
+transformers do (Alcalde, Fantuzzi, Zuazua 2025, §2).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from transformer_theory.models.block import Block
+from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.linear import Linear
+
+#: Standard deviation of the initial CLS token and positional encoding (nanoGPT's embedding init).
+EMBEDDING_INIT_STD = 0.02
+
+
+class Transformer(nn.Module):
+    """``config`` as a module: tokens (..., T, d) → outputs (..., readout_dim), or tokens (..., T, E).
+
+    ``models=K`` holds K models of this config with a leading model axis on every parameter (left
+    uninitialised, to be loaded): inputs (K, B, T, d), outputs (K, B, readout_dim).
+    """
+
+    def __init__(self, config: TransformerConfig, models: int | None = None) -> None:
+        super().__init__()
+        self.config = c = config
+        self.models = models
+        dtype = getattr(torch, c.dtype)
+        factory = {"dtype": dtype, "models": models}
+        E = c.width
+        self.encoder = None
+        if c.encoder_width is not None:
+            self.encoder = nn.Sequential(Linear(c.d, c.encoder_width, **factory), nn.ReLU(),
+                                         Linear(c.encoder_width, E, **factory))
+
+        def embedding(*shape: int) -> nn.Parameter:
+            if models is not None:
+                return nn.Parameter(torch.empty(models, *shape, dtype=dtype))
+            return nn.Parameter(torch.randn(*shape, dtype=dtype) * EMBEDDING_INIT_STD)
+
+        self.pos = embedding(c.max_len, E) if c.max_len else None
+        self.cls = embedding(E) if c.cls_token else None
+        self.blocks = nn.ModuleList(Block(c, layer, models) for layer in range(c.n_layers))
+        self.readout = Linear(E, c.readout_dim, **factory) if c.readout_dim is not None else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.encoder(x) if self.encoder is not None else x
+        if self.pos is not None:
+            T = h.shape[-2]
+            if T > self.pos.shape[0]:
+                raise ValueError(f"sequence length {T} exceeds the positional encoding's max_len {self.pos.shape[0]}")
+            h = h + (self.pos[:T] if self.models is None else self.pos[:, None, :T])
+        if self.cls is not None:
+            cls = self.cls if self.models is None else self.cls[:, None, :]  # (K, 1, E) against (K, B, T, E)
+            h = torch.cat([h, cls.unsqueeze(-2).expand(*h.shape[:-2], 1, h.shape[-1])], dim=-2)
+        last = len(self.blocks) - 1
+        for i, block in enumerate(self.blocks):
+            h = block(h, last_only=self.config.cls_only_last and i == last)
+        if self.readout is not None:
+            return self.readout(h[..., -1, :])
+        return h
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())

@@ -1,0 +1,134 @@
+"""What defines one training run, and the key it is stored under.
+
+A run is a model of the family, a target of :mod:`transformer_theory.infoflow.targets` at a sequence
+length, the optimiser settings and a seed. Defaults follow the common training of InfoFlow (Yu et al.
+2026, §4: AdamW, weight decay 1e-2, cosine annealing) with the sizes this project measured on CPU
+(batch 256, lr 3e-3 with a 200-step warm-up).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from transformer_theory.checks import (finite_real, is_integer, non_negative_int, non_negative_real, positive_int,
+                                       positive_real, seed_value)
+from transformer_theory.infoflow import targets as target_library
+from transformer_theory.infoflow.trees import Tree
+from transformer_theory.models.config import TransformerConfig
+
+#: Bumped whenever the meaning of a stored run changes (data, loss, optimiser, schedule, metric):
+#: results of another version are recomputed, never reused.
+ENGINE_VERSION = 1
+
+TARGETS = tuple(target_library.__all__)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One run: ``model`` trained on ``target(**target_args)`` with sequences of ``seq_len`` tokens.
+
+    ``steps`` AdamW steps on batches of ``batch_size``; the learning rate rises linearly over ``warmup``
+    steps to ``lr`` and decays by a half cosine to ``lr·min_lr_ratio`` at the last step. Weight decay
+    applies to weight matrices (not to biases, residual scalars, CLS token). ``train_size=None`` draws a
+    fresh batch every step; an integer fixes a training set of that size (shuffled every epoch).
+    Validation: NMSE = MSE / Var(y) on ``val_size`` held-out samples every ``eval_every`` steps and at
+    the end (InfoFlow §4; the predecessor's Appendix B.1.1). Targets are standardised for training.
+    ``seed`` fixes the initialisation and every data draw.
+    """
+
+    model: TransformerConfig
+    target: str
+    seq_len: int
+    steps: int
+    target_args: dict[str, Any] = field(default_factory=dict)
+    batch_size: int = 256
+    lr: float = 3e-3
+    warmup: int = 200
+    min_lr_ratio: float = 0.0
+    weight_decay: float = 1e-2
+    betas: tuple[float, float] = (0.9, 0.999)
+    train_size: int | None = None
+    val_size: int = 4096
+    eval_every: int = 100
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, TransformerConfig):
+            raise ValueError(f"model must be a TransformerConfig, got {type(self.model).__name__}")
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {self.target!r}")
+        if not isinstance(self.target_args, dict):
+            raise ValueError(f"target_args must be a dict, got {self.target_args!r}")
+        positive_int("seq_len", self.seq_len)
+        positive_int("steps", self.steps)
+        positive_int("batch_size", self.batch_size)
+        positive_real("lr", self.lr)
+        non_negative_int("warmup", self.warmup)
+        if not 0 <= non_negative_real("min_lr_ratio", self.min_lr_ratio) <= 1:
+            raise ValueError(f"min_lr_ratio must lie in [0, 1], got {self.min_lr_ratio!r}")
+        non_negative_real("weight_decay", self.weight_decay)
+        betas = tuple(self.betas)
+        if len(betas) != 2 or not all(0 <= finite_real("betas", b) < 1 for b in betas):
+            raise ValueError(f"betas must be two numbers in [0, 1), got {self.betas!r}")
+        object.__setattr__(self, "betas", tuple(float(b) for b in betas))
+        if self.train_size is not None and positive_int("train_size", self.train_size) < self.batch_size:
+            raise ValueError(f"train_size = {self.train_size} is smaller than batch_size = {self.batch_size}")
+        positive_int("val_size", self.val_size)
+        positive_int("eval_every", self.eval_every)
+        seed_value(self.seed)
+        if self.model.cls_token and self.model.readout_dim is None:
+            raise ValueError("model: a trained model needs a CLS readout (readout_dim)")
+        if self.model.max_len is not None and self.model.max_len < self.seq_len:
+            raise ValueError(f"model.max_len = {self.model.max_len} is shorter than seq_len = {self.seq_len}")
+
+    def tree(self) -> Tree:
+        """The target (one definition per target, in :mod:`transformer_theory.infoflow.targets`)."""
+        return getattr(target_library, self.target)(**self.target_args)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The full configuration as JSON types."""
+        data = asdict(self)
+        data["model"] = self.model.to_dict()
+        data["betas"] = list(self.betas)
+        return _plain(data)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        data = dict(data)
+        data["model"] = TransformerConfig.from_dict(data["model"])
+        data["betas"] = tuple(data["betas"])
+        return cls(**data)
+
+    @property
+    def key(self) -> str:
+        """Hash of the full configuration and :data:`ENGINE_VERSION` (the run's name in a store)."""
+        blob = json.dumps({"engine_version": ENGINE_VERSION, "run": self.to_dict()}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+    def batch_signature(self) -> str:
+        """Runs with the same signature can train in one tensor program: everything but the seed, the
+        target's parameters and the head counts (which become head masks) must agree."""
+        data = self.to_dict()
+        for name in ("seed", "target_args"):
+            data.pop(name)
+        data["target"] = None
+        for name in ("heads", "active_heads"):
+            data["model"].pop(name)
+        data["n_layers"] = self.model.n_layers
+        return json.dumps(data, sort_keys=True)
+
+
+def _plain(value: Any) -> Any:
+    """Tuples as lists and NumPy/integral scalars as Python numbers, recursively (stable JSON)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if is_integer(value):
+        return int(value)
+    if hasattr(value, "item"):
+        return value.item()
+    return value

@@ -1,0 +1,113 @@
+"""Sweeps of runs: the missing runs' tasks trained in this process or as ``dask.distributed`` tasks.
+
+The default is a ``LocalCluster`` with one single-threaded worker process per core (two 1-thread
+processes train about 1.7x faster than one 2-thread process on this project's 2-core machines);
+``scheduler`` submits the same tasks to an existing cluster instead (``dask scheduler`` plus
+``dask worker`` processes, or dask-jobqueue on SLURM). Workers write checkpoints and results into
+the store folder (put it on a shared filesystem for a multi-machine cluster); the results also come
+back to this process, which stores them too. Progress of the workers' tasks arrives as Dask events
+and drives one tqdm bar here (steps of all tasks, best validation NMSE, ETA).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from transformer_theory.checks import non_negative_int
+from transformer_theory.training.config import RunConfig
+from transformer_theory.training.store import RunStore
+from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
+from transformer_theory.training.trainer import train_task
+
+#: Dask event topic of the workers' progress messages.
+PROGRESS_TOPIC = "transformer_theory.training"
+
+
+def _worker_task(task: Task, root: str, options: TrainOptions) -> list[tuple[dict[str, Any], dict | None]]:
+    """Runs on a Dask worker: train ``task`` with its store at ``root``; return records and weights."""
+    from distributed import get_worker
+
+    torch.set_num_threads(options.threads or 1)
+    worker = get_worker()
+    store = RunStore(root)
+    options = replace(options, threads=options.threads or 1, progress=False)
+    records = train_task(task, store, options, report=lambda msg: worker.log_event(PROGRESS_TOPIC, msg))
+    return [(r, store.weights(run) if options.save_weights else None) for run, r in zip(task.runs, records)]
+
+
+def _run_on_dask(tasks: list[Task], store: RunStore, options: TrainOptions, scheduler: str | None,
+                 n_workers: int) -> None:
+    import dask
+    from distributed import Client, LocalCluster, as_completed
+
+    if scheduler is not None:
+        cluster, client = None, Client(scheduler)
+    else:
+        # forkserver: workers that have imported torch exit at once on close (spawned ones linger ~4 s until killed)
+        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.WARNING)
+        client = Client(cluster)
+    total = sum(t.runs[0].steps for t in tasks)
+    done: dict[str, int] = {}
+    best: dict[str, float] = {}
+    bar = tqdm(total=total, desc=f"{len(tasks)} tasks", unit="step", disable=not options.progress, dynamic_ncols=True)
+
+    def progress(event: tuple[float, dict[str, Any]]) -> None:
+        msg = event[1]
+        done[msg["task"]] = msg["step"]
+        finite = [v for v in msg["nmse"] if v is not None]
+        if finite:
+            best[msg["task"]] = min(finite)
+        bar.update(sum(done.values()) - bar.n)
+        if best:
+            bar.set_postfix_str(f"best nmse {min(best.values()):.2e}", refresh=False)
+
+    try:
+        client.subscribe_topic(PROGRESS_TOPIC, progress)
+        futures = {client.submit(_worker_task, t, str(store.root), options, pure=False, priority=t.cost,
+                                 key=f"train-{t.key(options)}"): t for t in tasks}
+        for future in as_completed(futures):
+            task = futures[future]
+            for run, (record, weights) in zip(task.runs, future.result()):
+                store.put(run, record, weights)
+            done[task.key(options)] = task.runs[0].steps
+            bar.update(sum(done.values()) - bar.n)
+    finally:
+        bar.close()
+        client.unsubscribe_topic(PROGRESS_TOPIC)
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def train_runs(runs: Sequence[RunConfig], store: RunStore, *, scheduler: str | None = None,
+               n_workers: int | None = None, models_per_task: int | None = None,
+               options: TrainOptions = TrainOptions()) -> list[dict[str, Any]]:
+    """The records of ``runs`` (in order): reused from ``store`` where valid, else trained and stored.
+
+    ``scheduler``: address of a running Dask scheduler. Otherwise ``n_workers`` single-threaded
+    workers of a local cluster (default: one per core); ``n_workers=0`` trains in this process, one
+    task after another. ``models_per_task`` bounds the models batched into one task (see
+    :func:`~transformer_theory.training.tasks.plan_tasks`); the plan does not depend on the executor.
+    """
+    if n_workers is not None:
+        non_negative_int("n_workers", n_workers)
+    missing = [run for run in runs if store.get(run) is None]
+    tasks = plan_tasks(missing, models_per_task)
+    if tasks and scheduler is None and n_workers == 0:
+        for task in tasks:
+            train_task(task, store, options)
+    elif tasks:
+        _run_on_dask(tasks, store, options, scheduler, n_workers or os.cpu_count() or 1)
+    records = [store.get(run) for run in runs]
+    if any(r is None for r in records):
+        raise RuntimeError("some runs did not produce a valid record in the store")
+    return records

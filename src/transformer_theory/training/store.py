@@ -1,0 +1,103 @@
+"""The run store: one JSON record per finished run, named by the run's key, written atomically.
+
+A record holds the run's full configuration, seed, metric history, best and final validation NMSE,
+wall time, the task it was trained in, device and provenance (package versions, git commit,
+platform). :meth:`RunStore.get` returns a record only if it is intact and matches the run exactly
+(key, engine version, configuration, a consistent history); a corrupt, truncated, stale or foreign
+file counts as missing, so the run is trained again. Unfinished tasks keep their checkpoints in
+``checkpoints/`` and the final weights of each run are kept beside its record (``<key>.pt``).
+
+Locations: ``build/runs/<profile>/`` by default; the committed book-profile runs live in
+``results/<profile>/runs/`` and are read first (:func:`default_store`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from transformer_theory.pipeline.paths import build_dir, project_root
+from transformer_theory.pipeline.results import write_json_atomic
+from transformer_theory.training.config import ENGINE_VERSION, RunConfig
+
+
+def _is_nmse(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                             and value >= 0)
+
+
+def valid_record(record: Any, run: RunConfig) -> bool:
+    """Whether ``record`` is an intact result of exactly ``run`` under this engine version."""
+    try:
+        if record["key"] != run.key or record["engine_version"] != ENGINE_VERSION:
+            return False
+        if record["config"] != run.to_dict() or record["seed"] != run.seed:
+            return False
+        history = record["history"]
+        steps, nmse, loss = history["step"], history["val_nmse"], history["train_loss"]
+        if not steps or not len(steps) == len(nmse) == len(loss) or steps[-1] != run.steps:
+            return False
+        if not all(_is_nmse(v) for v in nmse) or not all(_is_nmse(v) for v in loss):
+            return False
+        finite = [v for v in nmse if v is not None]
+        return record["best_nmse"] == (min(finite) if finite else None) and record["final_nmse"] == nmse[-1]
+    except (KeyError, TypeError, IndexError):
+        return False
+
+
+class RunStore:
+    """Records under ``root`` (written there); ``read_also`` are further folders searched first, read-only."""
+
+    def __init__(self, root: str | os.PathLike, read_also: Sequence[str | os.PathLike] = ()) -> None:
+        self.root = Path(root)
+        self.read_also = [Path(p) for p in read_also]
+
+    def record_path(self, key: str, root: Path | None = None) -> Path:
+        return (root or self.root) / f"{key}.json"
+
+    def weights_path(self, key: str) -> Path:
+        return self.root / f"{key}.pt"
+
+    def checkpoint_path(self, task_key: str) -> Path:
+        return self.root / "checkpoints" / f"{task_key}.pt"
+
+    def get(self, run: RunConfig) -> dict[str, Any] | None:
+        """The stored record of ``run``, or ``None`` (absent, corrupt or stale: train it again)."""
+        for root in [*self.read_also, self.root]:
+            try:
+                record = json.loads(self.record_path(run.key, root).read_text())
+            except (OSError, ValueError):
+                continue
+            if valid_record(record, run):
+                return record
+        return None
+
+    def put(self, run: RunConfig, record: dict[str, Any], weights: dict[str, torch.Tensor] | None = None) -> None:
+        """Store ``record`` (checked against ``run``) and optionally the trained ``weights``."""
+        if not valid_record(record, run):
+            raise ValueError(f"record for run {run.key} is inconsistent with the run; not stored")
+        if weights is not None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            tmp = self.weights_path(run.key).with_suffix(".pt.tmp")
+            torch.save(weights, tmp)
+            os.replace(tmp, self.weights_path(run.key))
+        write_json_atomic(self.record_path(run.key), record)
+
+    def weights(self, run: RunConfig) -> dict[str, torch.Tensor] | None:
+        """The trained parameters of ``run`` if they were kept (a model's ``state_dict``)."""
+        for root in [*self.read_also, self.root]:
+            path = root / f"{run.key}.pt"
+            if path.is_file():
+                return torch.load(path, map_location="cpu", weights_only=True)
+        return None
+
+
+def default_store(profile: str) -> RunStore:
+    """``build/runs/<profile>/``, reading the committed ``results/<profile>/runs/`` first."""
+    return RunStore(build_dir() / "runs" / profile, read_also=[project_root() / "results" / profile / "runs"])

@@ -1,0 +1,69 @@
+"""A sweep on a 2-worker Dask LocalCluster gives exactly the serial results and leaves no worker process
+behind, neither after a normal close nor after its parent process is killed with SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+
+from tiny_runs import QUIET, tiny_run, restore_threads  # noqa: F401 (autouse fixture)
+from transformer_theory.training import RunStore, TrainOptions, train_runs
+
+RUNS = [tiny_run(heads, seed, steps=40, eval_every=20) for heads in ((2, 2), (1, 2)) for seed in (0, 1)]
+
+
+def descendants() -> set[int]:
+    """This process's descendants except multiprocessing's helpers (forkserver and resource tracker, idle
+    processes that live as long as this one); the workers forked by the forkserver are counted."""
+    me = psutil.Process()
+    helpers = {p.pid for p in me.children()
+               if any(h in " ".join(p.cmdline()) for h in ("forkserver", "resource_tracker"))}
+    return {p.pid for p in me.children(recursive=True)} - helpers
+
+
+def test_local_cluster_equals_serial_and_cleans_up(tmp_path: Path) -> None:
+    serial = train_runs(RUNS, RunStore(tmp_path / "serial"), n_workers=0, models_per_task=2,
+                        options=TrainOptions(**QUIET))
+    before = descendants()
+    distributed = train_runs(RUNS, RunStore(tmp_path / "dask"), n_workers=2, models_per_task=2,
+                             options=TrainOptions(progress=False))
+    assert descendants() <= before, "worker processes left over after the client closed"
+    for a, b in zip(serial, distributed):
+        assert a["history"] == b["history"] and a["best_nmse"] == b["best_nmse"]
+        assert a["task"]["key"] == b["task"]["key"] and b["execution"]["threads"] == 1
+    assert len({r["task"]["key"] for r in distributed}) == 2  # two tasks of two models each, one per worker
+    assert all(RunStore(tmp_path / "dask").weights(run) is not None for run in RUNS)
+
+
+def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from tiny_runs import tiny_run
+        from transformer_theory.training import RunStore, TrainOptions, train_runs
+        runs = [tiny_run((2, 2), seed, steps=100000) for seed in (0, 1)]
+        options = TrainOptions(progress=False, checkpoint_every_steps=20)
+        train_runs(runs, RunStore(sys.argv[1]), n_workers=2, models_per_task=1, options=options)
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    parent = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob("checkpoints/*.pt")) and time.monotonic() < deadline:
+            time.sleep(0.2)  # until the workers train (they checkpoint every 20 steps)
+        assert list(tmp_path.glob("checkpoints/*.pt")), "the workers never started training"
+        processes = psutil.Process(parent.pid).children(recursive=True)  # workers, forkserver, resource tracker
+        assert len(processes) >= 2
+        parent.kill()
+        parent.wait()
+        gone, alive = psutil.wait_procs(processes, timeout=30)
+        assert not alive, f"left over after SIGKILL of the parent: {[p.cmdline() for p in alive]}"
+    finally:
+        parent.kill()

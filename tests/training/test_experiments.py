@@ -1,0 +1,85 @@
+"""The experiment registry (run lists of the two training chapters, their batching) and the ``train``
+command, which takes an experiment's sizes from the profile entry of the chapter's name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import cli, make_notebook
+from transformer_theory.training import TrainOptions, best_over_seeds, experiment, plan_tasks, run_experiment
+
+TINY = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "train_size": 64, "val_size": 64,
+        "seeds": [0, 1], "ffn_width": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8, "D_values": [2]}
+
+
+def test_intrinsic_dimension_runs() -> None:
+    runs = experiment("10_intrinsic_dimension").runs({"D_values": [2, 3], "seeds": [0, 1, 2]})
+    assert len(runs) == 2 * 3 * 3
+    cells = {(r.tags["D"], r.tags["h1"], r.tags["h2"]) for r in runs}
+    assert cells == {(2, 2, 2), (2, 1, 2), (2, 2, 1), (3, 3, 3), (3, 2, 3), (3, 3, 2)}
+    for r in runs:
+        c = r.config
+        assert c.target == "pairwise_max" and c.target_args == {"D": r.tags["D"], "d": 4, "seed": 0}
+        assert c.model.heads == (r.tags["h1"], r.tags["h2"]) and c.model.width == 16 * r.tags["D"]
+        assert c.model.cls_only_last and c.model.max_len is None and c.seed == r.tags["seed"]
+    tasks = plan_tasks([r.config for r in runs])
+    assert sorted(len(t.runs) for t in tasks) == [9, 9]  # per D: its three head configurations x seeds
+
+
+def test_depth_separation_runs() -> None:
+    runs = experiment("07_depth_separation").runs()
+    main = [r for r in runs if r.tags["ffn_width"] == 64]
+    assert {(r.tags["layers"], tuple(r.tags["heads"])) for r in main} == {(1, (1,)), (1, (2,)), (1, (4,)), (2, (1, 1))}
+    assert {r.tags["T"] for r in main} == {8, 16, 32}
+    widths = {r.tags["ffn_width"] for r in runs if r.tags["T"] == 16}
+    assert widths == {16, 32, 64, 128} and len(runs) == (3 + 3) * 4 * 2
+    assert all(r.config.target == "min_pairwise_dot" and r.config.model.d == 4 for r in runs)
+    for task in plan_tasks([r.config for r in runs]):  # one-layer models share a task, two-layer ones another
+        assert len({r.model.n_layers for r in task.runs}) == 1 and len({r.seq_len for r in task.runs}) == 1
+
+
+def test_unknown_names_are_rejected() -> None:
+    with pytest.raises(ValueError, match="did you mean 'seq_len'"):
+        experiment("10_intrinsic_dimension").runs({"seqlen": 8})
+    with pytest.raises(ValueError, match="unknown experiment"):
+        experiment("11_nothing")
+
+
+def test_best_over_seeds() -> None:
+    results = [({"D": 2, "seed": 0}, {"best_nmse": 0.2}), ({"D": 2, "seed": 1}, {"best_nmse": 0.1}),
+               ({"D": 3, "seed": 0}, {"best_nmse": None})]
+    rows = best_over_seeds(results)
+    assert rows == [{"D": 2, "seed_nmse": {0: 0.2, 1: 0.1}, "nmse": 0.1},
+                    {"D": 3, "seed_nmse": {0: None}, "nmse": None}]
+
+
+def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) -> None:
+    import yaml
+
+    make_notebook(tiny_project / "notebooks" / "10_intrinsic_dimension.ipynb", "seed = 0", "print(seed)")
+    smoke = tiny_project / "params" / "smoke.yaml"
+    smoke.write_text(smoke.read_text() + yaml.safe_dump({"10_intrinsic_dimension": TINY}))
+    out = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    assert len(rows) == 3 and all("'D': 2" in row and "'nmse':" in row for row in rows)
+    records = sorted((tiny_project / "build" / "runs" / "smoke").glob("*.json"))
+    assert len(records) == 6
+    stamps = [p.stat().st_mtime_ns for p in records]
+    again = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
+    assert again.returncode == 0 and again.stdout == out.stdout
+    assert [p.stat().st_mtime_ns for p in records] == stamps  # reused, not retrained
+
+
+def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="n_workers"):
+        run_experiment("10_intrinsic_dimension", TINY, store=tmp_path, n_workers=-1)
+    with pytest.raises(ValueError, match="device"):
+        TrainOptions(device="tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            TrainOptions(device="cuda")
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,98 @@
+"""The run store: matching records are reused; corrupt, stale or tampered ones and broken checkpoints are
+recomputed; the default locations (build store, committed store read first)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tiny_runs import QUIET, tiny_run, restore_threads  # noqa: F401 (autouse fixture)
+from transformer_theory.training import ENGINE_VERSION, RunStore, TrainOptions, default_store, train_runs
+from transformer_theory.training import distributed as distributed_module
+from transformer_theory.training.checkpoint import load_checkpoint, save_checkpoint
+from transformer_theory.training.tasks import plan_tasks
+from transformer_theory.training.trainer import train_task
+
+OPTIONS = TrainOptions(**QUIET)
+RUNS = [tiny_run((2, 2), 0, steps=30, eval_every=10), tiny_run((1, 2), 1, steps=30, eval_every=10)]
+
+
+@pytest.fixture
+def counted(monkeypatch) -> list:
+    """Tasks trained by train_runs (the real trainer, counted)."""
+    trained = []
+
+    def counting(task, store=None, options=OPTIONS, report=None):
+        trained.append(task.keys)
+        return train_task(task, store, options, report)
+
+    monkeypatch.setattr(distributed_module, "train_task", counting)
+    return trained
+
+
+def serial(store: RunStore) -> list[dict]:
+    return train_runs(RUNS, store, n_workers=0, options=OPTIONS)
+
+
+def test_matching_records_are_reused(tmp_path: Path, counted: list) -> None:
+    store = RunStore(tmp_path)
+    first = serial(store)
+    assert len(counted) == 1 and {p.name for p in tmp_path.glob("*.json")} == {f"{r.key}.json" for r in RUNS}
+    assert all(r["engine_version"] == ENGINE_VERSION and r["git"]["commit"] and r["versions"]["torch"] for r in first)
+    assert store.weights(RUNS[0]) is not None and not list((tmp_path / "checkpoints").glob("*"))
+    assert serial(store) == first and len(counted) == 1
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "stale version", "other config", "tampered best"])
+def test_damaged_records_are_recomputed(tmp_path: Path, counted: list, damage: str) -> None:
+    store = RunStore(tmp_path)
+    first = serial(store)
+    path = store.record_path(RUNS[0].key)
+    text = path.read_text()
+    record = json.loads(text)
+    if damage == "garbage":
+        path.write_text("not json {")
+    elif damage == "truncated":
+        path.write_text(text[: len(text) // 2])
+    else:
+        if damage == "stale version":
+            record["engine_version"] = ENGINE_VERSION - 1
+        elif damage == "other config":
+            record["config"]["lr"] = 1.0
+        else:
+            record["best_nmse"] = 1e-9
+        path.write_text(json.dumps(record))
+    again = serial(store)
+    assert len(counted) == 2 and counted[1] == [RUNS[0].key]  # only the damaged run is trained again
+    assert again[1] == first[1]
+    # retrained in a task of its own: the same run up to float rounding (batching changes the rounding)
+    for name in ("train_loss", "val_nmse"):
+        np.testing.assert_allclose(again[0]["history"][name], first[0]["history"][name], rtol=1e-5)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "another task"])
+def test_a_broken_or_foreign_checkpoint_is_ignored(tmp_path: Path, damage: str) -> None:
+    store = RunStore(tmp_path)
+    (task,) = plan_tasks(RUNS)
+    path = store.checkpoint_path(task.key(OPTIONS))
+    key = task.key(OPTIONS) if damage == "truncated" else "another-task"
+    save_checkpoint(path, key, {"step": 20, "params": {"w": torch.zeros(4096)}})
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[:2000])
+    assert load_checkpoint(path, task.key(OPTIONS)) is None
+    records = train_task(task, store, OPTIONS)
+    assert records[0]["task"]["resumed_at_steps"] == []
+    assert [r["history"] for r in records] == [r["history"] for r in train_task(task, None, OPTIONS)]
+    assert not path.exists()
+
+
+def test_default_store_reads_the_committed_runs_first(tiny_project: Path) -> None:
+    committed = tiny_project / "results" / "book" / "runs"
+    records = train_runs(RUNS[:1], RunStore(committed), n_workers=0, options=OPTIONS)
+    store = default_store("book")
+    assert store.root == tiny_project / "build" / "runs" / "book"
+    assert store.get(RUNS[0]) == records[0] and store.get(RUNS[1]) is None
