@@ -181,3 +181,21 @@ def test_reproducibility_page_lists_each_notebook(tiny_project: Path) -> None:
     page = reproducibility_page("smoke")
     assert "| [01_tiny](notebooks/01_tiny.ipynb) | smoke | ok | 2.5 | 7 | `abcdef1+` |" in page
     assert "| numpy | 2.4.6 |" in page and "Platform: `Linux-x`" in page
+
+
+def test_a_notebook_knows_its_profile(tiny_project) -> None:
+    """The runner tells the kernel its profile (chapters read and store their training runs by it)."""
+    from conftest import make_notebook
+
+    make_notebook(tiny_project / "notebooks" / "02_profile.ipynb", "x = 1",
+                  "from transformer_theory.pipeline.results import current_profile, record\n"
+                  "record('profile', current_profile())")
+    for profile in ("smoke", "paper"):
+        (tiny_project / "params" / f"{profile}.yaml").write_text("01_tiny:\n  scale: 2.0\n02_profile: {}\n")
+        result = cli("run", "02_profile", "--profile", profile)
+        assert result.returncode == 0, result.stderr
+        data = json.loads((tiny_project / "build" / "results" / profile / "02_profile.json").read_text())
+        assert data["values"]["profile"] == profile
+    from transformer_theory.pipeline.results import current_profile
+
+    assert current_profile() == "book"  # an interactive session

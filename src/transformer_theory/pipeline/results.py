@@ -18,6 +18,16 @@ import numpy as np
 
 #: Environment variable holding the results file of the notebook being executed.
 RESULTS_ENV = "TRANSFORMER_THEORY_RESULTS"
+#: Environment variable holding the profile the notebook being executed runs under.
+PROFILE_ENV = "TRANSFORMER_THEORY_PROFILE"
+#: The profile of an interactive session (no runner around it).
+INTERACTIVE_PROFILE = "book"
+
+
+def current_profile() -> str:
+    """The profile of the running notebook (set by the runner), else :data:`INTERACTIVE_PROFILE`: where a
+    chapter's training runs are read from and stored (``results/<profile>/runs/``, ``build/runs/<profile>/``)."""
+    return os.environ.get(PROFILE_ENV) or INTERACTIVE_PROFILE
 
 _recorded: dict[str, Any] = {}
 

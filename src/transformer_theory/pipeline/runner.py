@@ -29,7 +29,7 @@ from transformer_theory.pipeline.parameters import check_parameters
 from transformer_theory.pipeline.paths import build_dir, check_writable_file
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.pipeline.provenance import config_hash, environment, parameters_hash, source_hash
-from transformer_theory.pipeline.results import RESULTS_ENV, partial_path, read_results, write_json_atomic
+from transformer_theory.pipeline.results import PROFILE_ENV, RESULTS_ENV, partial_path, read_results, write_json_atomic
 
 
 @dataclass
@@ -143,8 +143,9 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
         write_json_atomic(partial_record, header)
         partial_notebook.unlink(missing_ok=True)  # left by an interrupted run: never move it into place
         spec.output.parent.mkdir(parents=True, exist_ok=True)
-        previous = os.environ.get(RESULTS_ENV)
+        previous = {name: os.environ.get(name) for name in (RESULTS_ENV, PROFILE_ENV)}
         os.environ[RESULTS_ENV] = str(partial_record.resolve())
+        os.environ[PROFILE_ENV] = spec.profile
         start = time.perf_counter()
         error = None
         try:
@@ -166,10 +167,11 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
             mark_interrupted(spec)
             raise
         finally:
-            if previous is None:
-                os.environ.pop(RESULTS_ENV, None)
-            else:
-                os.environ[RESULTS_ENV] = previous
+            for name, value in previous.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
         final = {
             **header,
             "status": "failed" if error else "ok",

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from transformer_theory.models.config import TransformerConfig
+from transformer_theory.pipeline.results import current_profile
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.store import RunStore, default_store
@@ -134,10 +135,13 @@ def experiment(name: str) -> Experiment:
     return EXPERIMENTS[name]
 
 
-def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profile: str = "book",
+def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profile: str | None = None,
                    store: RunStore | str | None = None, scheduler: str | None = None, n_workers: int | None = None,
                    options: TrainOptions = TrainOptions()) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """``(tags, record)`` for every run of experiment ``name`` with ``parameters``.
+
+    ``profile`` (default: the profile the notebook runs under, :func:`~transformer_theory.pipeline.results.current_profile`)
+    chooses the store.
 
     Records come from the store when present (``store``: a folder or :class:`RunStore`; default
     ``build/runs/<profile>/`` reading the committed ``results/<profile>/runs/`` first); missing runs
@@ -145,7 +149,7 @@ def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profi
     """
     runs = experiment(name).runs(parameters)
     if store is None:
-        store = default_store(profile)
+        store = default_store(profile or current_profile())
     elif not isinstance(store, RunStore):
         store = RunStore(store)
     records = train_runs([r.config for r in runs], store, scheduler=scheduler, n_workers=n_workers, options=options)
