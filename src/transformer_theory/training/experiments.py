@@ -11,6 +11,8 @@ notebook therefore train exactly the same runs and share one run store.
   experiment: this one is the project's own.
 * ``10_intrinsic_dimension`` -- InfoFlow §4.1: ``Σ_{i≤D} max_{s,t} x(s)ᵀ A_i x(t)``, d = 4, two layers
   with (h1, h2) ∈ {(D, D), (D−1, D), (D, D−1)}, per-head dimension n, width E = n·D.
+* ``12_predictions_vs_training`` -- the held-out suite (:mod:`.heldout`): each configuration's target and
+  architecture at its sequence lengths and model sizes, the scoreboard's seeds and diagnostic follow-ups.
 
 Every model is the InfoFlow/P1 model of :mod:`transformer_theory.models`: a two-layer ReLU encoder,
 a CLS token, no positional encoding, no LayerNorm, residual GeLU FFNs and a linear CLS readout (the
@@ -28,6 +30,7 @@ from transformer_theory.models.config import TransformerConfig
 from transformer_theory.pipeline.results import current_profile
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.distributed import train_runs
+from transformer_theory.training.heldout import heldout_runs
 from transformer_theory.training.store import RunStore, default_store
 from transformer_theory.training.tasks import TrainOptions
 
@@ -114,6 +117,10 @@ def _intrinsic_dimension(p: dict[str, Any]) -> list[ExperimentRun]:
     return runs
 
 
+def _predictions_vs_training(p: dict[str, Any]) -> list[ExperimentRun]:
+    return [ExperimentRun(tags, run) for tags, run in heldout_runs(p)]
+
+
 EXPERIMENTS: dict[str, Experiment] = {
     "07_depth_separation": Experiment("07_depth_separation", {
         **TRAINING_DEFAULTS, "steps": 3000, "seq_lens": [8, 16, 32], "one_layer_heads": [1, 2, 4],
@@ -123,6 +130,10 @@ EXPERIMENTS: dict[str, Experiment] = {
     "10_intrinsic_dimension": Experiment("10_intrinsic_dimension", {
         **TRAINING_DEFAULTS, "D_values": [2, 3, 4, 5, 6], "seq_len": 16, "head_dim": 16, "target_seed": 0,
     }, _intrinsic_dimension),
+    "12_predictions_vs_training": Experiment("12_predictions_vs_training", {
+        **{k: v for k, v in TRAINING_DEFAULTS.items() if k != "seeds"}, "seeds": [0, 1], "steps": 4000,
+        "configurations": [], "followups": [],
+    }, _predictions_vs_training),
 }
 
 
