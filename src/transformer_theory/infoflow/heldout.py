@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from transformer_theory.infoflow.prediction import predict
 from transformer_theory.infoflow.trees import Bilinear, Custom, Linear, Positions, Reduction, Tree
 
 __all__ = ["HeldOut", "CRITERION", "TREES", "configurations", "predictions", "observed_efficient",
-           "exponent_claim_holds", "predictions_document", "PREDICTIONS_FILE"]
+           "exponent_claim_holds", "scoreboard", "agreement", "predictions_document", "PREDICTIONS_FILE"]
 
 #: Where the predictions are committed, relative to the repository root.
 PREDICTIONS_FILE = Path("results") / "book" / "12_predictions.json"
@@ -272,6 +272,48 @@ def exponent_claim_holds(rows: list[Mapping[str, Any]], criterion: Mapping[str, 
                 larger, smaller = (a, b) if a["exponent"] > b["exponent"] else (b, a)
                 judged.append(larger["nmse"] > smaller["nmse"])
     return all(judged) if judged else None
+
+
+def scoreboard(configs: Sequence[Mapping[str, Any]], nmse: Mapping[tuple[str, int, int], float],
+               criterion: Mapping[str, Any] = CRITERION) -> list[dict[str, Any]]:
+    """Predicted against observed: one row per configuration, model size and sequence length.
+
+    ``configs`` are entries of the predictions document (``predictions()`` or the committed file),
+    ``nmse[(name, E, T)]`` the best validation NMSE (over seeds and checkpoints) at that size and length.
+    Per configuration, ``observed_efficient`` applies :func:`observed_efficient` at the configuration's
+    own ``E`` (``verdict_E`` in every row); ``exponent_claim`` is :func:`exponent_claim_holds` over its
+    model sizes (``None``: no size axis, or nothing claimed); ``agrees`` needs the verdict to match and
+    the exponent claim not to fail.
+    """
+    rows = []
+    for c in configs:
+        measured = []
+        for p in c["predictions"]:
+            key = (c["name"], p["E"], p["T"])
+            if key not in nmse:
+                raise ValueError(f"scoreboard: no NMSE for {c['name']!r} at E = {p['E']}, T = {p['T']}")
+            measured.append({"T": p["T"], "E": p["E"], "exponent": p["exponent"], "nmse": nmse[key]})
+        observed = observed_efficient({m["T"]: m["nmse"] for m in measured if m["E"] == c["E"]}, criterion)
+        claim = exponent_claim_holds(measured, criterion) if c["model_sizes"] else None
+        agrees = observed == c["predicted_efficient"] and claim is not False
+        rows += [{"name": c["name"], "target": c["target"], "heads": list(c["heads"]), "E": m["E"], "T": m["T"],
+                  "verdict_E": c["E"],
+                  "predicted_efficient": c["predicted_efficient"], "exponent": m["exponent"], "nmse": m["nmse"],
+                  "observed_efficient": observed, "exponent_claim": claim, "agrees": agrees} for m in measured]
+    return rows
+
+
+def agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per configuration (not per row): how many agree, the rate, and the names of the disagreements."""
+    verdicts: dict[str, bool] = {}
+    for r in rows:
+        if verdicts.setdefault(r["name"], r["agrees"]) != r["agrees"]:
+            raise ValueError(f"scoreboard rows of {r['name']!r} disagree on 'agrees'")
+    if not verdicts:
+        raise ValueError("agreement: no scoreboard rows")
+    n_agree = sum(verdicts.values())
+    return {"n_configurations": len(verdicts), "n_agree": n_agree, "rate": n_agree / len(verdicts),
+            "disagreements": [name for name, ok in verdicts.items() if not ok]}
 
 
 def predictions_document(eps: float = EPS, gamma: float = GAMMA) -> dict[str, Any]:

@@ -15,15 +15,21 @@ criterion were fixed before training (:data:`~transformer_theory.infoflow.heldou
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Sequence
 from typing import Any
 
 from transformer_theory.checks import positive_int, seed_value
-from transformer_theory.infoflow.heldout import HeldOut, configurations
+from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, HeldOut, configurations
 from transformer_theory.models.config import TransformerConfig
+from transformer_theory.pipeline.paths import project_root
 from transformer_theory.training.config import RunConfig
 
-__all__ = ["selected", "heldout_runs"]
+__all__ = ["selected", "heldout_runs", "committed_predictions", "best_nmse", "curve_summary", "task_wall_times",
+           "commit_that_added", "is_ancestor"]
+
+Result = tuple[dict[str, Any], dict[str, Any]]
 
 
 def selected(names: Sequence[str]) -> list[HeldOut]:
@@ -79,3 +85,60 @@ def heldout_runs(p: dict[str, Any]) -> list[tuple[dict[str, Any], RunConfig]]:
                             "E": E, "T": T, "steps": steps, "seed": seed, "followup": followup}
                     runs.append((tags, _run(config, E, T, seed, steps, p)))
     return runs
+
+
+def committed_predictions() -> dict[str, Any]:
+    """The predictions document committed before any training (``results/book/12_predictions.json``)."""
+    return json.loads((project_root() / PREDICTIONS_FILE).read_text())
+
+
+def best_nmse(results: Sequence[Result]) -> dict[tuple[str, int, int], float | None]:
+    """The statistic of the observation criterion for the scoreboard's runs (follow-ups left out): per
+    ``(configuration, E, T)`` the minimum over seeds and checkpoints of the validation NMSE."""
+    best: dict[tuple[str, int, int], float | None] = {}
+    for tags, record in results:
+        if tags["followup"]:
+            continue
+        key = (tags["name"], tags["E"], tags["T"])
+        values = [v for v in (best.get(key), record["best_nmse"]) if v is not None]
+        best[key] = min(values) if values else None
+    return best
+
+
+def curve_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """What a learning curve says about the training: the best NMSE and its step, the final NMSE, and
+    ``late_gain``, the best NMSE of the first three quarters of the schedule over the best of all of it
+    (about 1: it had settled; well above 1: it was still improving when the schedule ended)."""
+    steps, nmse = record["history"]["step"], record["history"]["val_nmse"]
+    total = record["config"]["steps"]
+    early = [v for s, v in zip(steps, nmse) if v is not None and s <= 0.75 * total]
+    best = record["best_nmse"]
+    return {"best_nmse": best, "best_step": record["best_step"], "steps": total, "final_nmse": record["final_nmse"],
+            "late_gain": (min(early) / best) if early and best else None}
+
+
+def task_wall_times(results: Sequence[Result]) -> dict[str, float]:
+    """Training wall time of every task (the runs trained together), by task key, in seconds."""
+    return {record["task"]["key"]: record["wall_time_s"] for _, record in results}
+
+
+def _git(*args: str) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(["git", *args], cwd=project_root(), capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def commit_that_added(path: str) -> str | None:
+    """The commit that added ``path`` (relative to the repository root) to the history; ``None`` without git."""
+    out = _git("log", "--diff-filter=A", "--format=%H", "--", path)
+    commits = out.stdout.split() if out is not None and out.returncode == 0 else []
+    return commits[-1] if commits else None
+
+
+def is_ancestor(first: str, second: str) -> bool | None:
+    """Whether commit ``first`` precedes (or is) ``second`` in the history; ``None`` if git cannot tell."""
+    out = _git("merge-base", "--is-ancestor", first, second)
+    if out is None or out.returncode not in (0, 1):
+        return None
+    return out.returncode == 0
