@@ -16,7 +16,13 @@ NOTEBOOK = ROOT / "notebooks" / "07_depth_separation.ipynb"
 
 
 def _record(nmse, task="a", wall=10.0):
-    return {"best_nmse": nmse, "task": {"key": task}, "wall_time_s": wall}
+    """A record whose validation NMSE is best (``nmse``) at step 200, with the training loss 0.9·nmse there."""
+    if nmse is None:
+        history = {"step": [100], "val_nmse": [None], "train_loss": [None]}
+    else:
+        history = {"step": [100, 200, 300], "val_nmse": [1.0, nmse, 1.0], "train_loss": [1.0, 0.9 * nmse, 0.5]}
+    return {"best_nmse": nmse, "best_step": None if nmse is None else 200, "history": history, "task": {"key": task},
+            "wall_time_s": wall}
 
 
 def _results(values: dict[tuple, list]) -> list[tuple[dict, dict]]:
@@ -55,7 +61,7 @@ def test_run_list_of_the_defaults() -> None:
     assert len({r.config.key for r in runs}) == len(runs)
     for r in runs:
         c = r.config
-        assert c.target == "min_pairwise_dot" and c.target_args == {"d": 4} and c.train_size is None
+        assert c.target == "min_pairwise_dot" and c.target_args == {"d": 4} and c.train_size == 100_000
         assert c.seq_len == r.tags["T"] and c.seed == r.tags["seed"] and c.model.ffn_width == r.tags["ffn_width"]
         assert c.model.heads == tuple(r.tags["heads"]) and c.model.n_layers == r.tags["layers"]
         assert c.model.width == 32 and c.model.head_dim == 8 and c.model.cls_only_last and c.model.max_len is None
@@ -99,6 +105,7 @@ def test_nmse_table_is_the_best_over_seeds_with_sizes_and_predictions() -> None:
     by = {(r["layers"], r["ffn_width"]): r for r in rows}
     assert by[(1, 16)]["nmse"] == 0.3 and by[(1, 32)]["nmse"] == 0.35 and by[(2, 16)]["nmse"] == 0.02
     assert by[(1, 32)]["seed_nmse"] == {0: 0.35, 1: None}
+    assert by[(1, 16)]["train_loss"] == pytest.approx(0.9 * 0.3) and by[(2, 16)]["train_loss"] == pytest.approx(0.018)
     # 16 more FFN units in one residual FFN E -> w -> E (E = 32): w·E + w + E·w more parameters
     assert by[(1, 32)]["parameters"] - by[(1, 16)]["parameters"] == 16 * (2 * 32 + 1)
     assert by[(2, 16)]["predicted_efficient"] and not by[(1, 16)]["predicted_efficient"]
