@@ -198,21 +198,6 @@ def test_frozen_eta_loss_bound_holds_and_is_positive():
     assert hausdorff_to_singleton_loss(projected[:, None, :], Y).item() == pytest.approx(bound, rel=1e-10)
 
 
-def test_parallel_runs_equal_serial_runs() -> None:
-    from transformer_theory.training.tikhonov import Experiment, run_experiments
-
-    runs = run_experiments(
-        [Experiment("b", [0.1, 0.01], [40, 20]), Experiment("frozen", [0.1], [30], {"eta": 0.0})], N=4, d=6, n=8, seed=3
-    )
-    torch.set_num_threads(1)
-    data, model = setup_experiment(N=4, d=6, n=8, seed=3)
-    stages = epsilon_sweep(model, data.inputs, data.targets, [0.1, 0.01], [40, 20], progress=False)
-    assert all(np.array_equal(a.losses, b.losses) for a, b in zip(stages, runs["b"][0]))
-    assert len(runs["frozen"][0]) == 1 and runs["frozen"][1] > 0
-    with pytest.raises(ValueError, match="must be distinct"):
-        run_experiments([Experiment("x", [0.1], [1]), Experiment("x", [0.1], [1])])
-
-
 def test_the_certificate_separates_an_interpolant_from_an_untrained_model() -> None:
     """J(θ) > (ε/2)‖θ*‖² proves θ is no global minimiser: false at θ* itself, true at the initialisation."""
     data, model = setup_experiment(**SMALL, dtype=torch.float64)
