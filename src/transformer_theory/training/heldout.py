@@ -15,6 +15,7 @@ criterion were fixed before training (:data:`~transformer_theory.infoflow.heldou
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from collections.abc import Sequence
@@ -24,10 +25,16 @@ from transformer_theory.checks import positive_int, seed_value
 from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, HeldOut, configurations
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.pipeline.paths import project_root
-from transformer_theory.training.config import RunConfig
+from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
+                                                    infoflow_model)
 
-__all__ = ["selected", "heldout_runs", "committed_predictions", "best_nmse", "curve_summary", "task_wall_times",
-           "commit_that_added", "is_ancestor"]
+__all__ = ["DEFAULTS", "EXPERIMENT", "selected", "model_config", "heldout_runs", "committed_predictions",
+           "best_nmse", "curve_summary", "task_wall_times", "commit_that_added", "is_ancestor"]
+
+#: The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others): every
+#: configuration of the suite (``configurations = []``), the seeds the criterion takes the best of, no follow-ups.
+DEFAULTS: dict[str, Any] = {**TRAINING_DEFAULTS, "seeds": [0, 1], "steps": 4000, "configurations": [],
+                            "followups": []}
 
 Result = tuple[dict[str, Any], dict[str, Any]]
 
@@ -43,18 +50,11 @@ def selected(names: Sequence[str]) -> list[HeldOut]:
 
 
 def model_config(config: HeldOut, embed_dim: int, seq_len: int, p: dict[str, Any]) -> TransformerConfig:
-    """The model the prediction for ``config`` at width ``embed_dim`` was made for."""
-    return TransformerConfig(d=4, heads=config.heads, embed_dim=embed_dim, head_dim=embed_dim // max(config.heads),
-                             ffn_width=p["ffn_width"], encoder_width=p["encoder_width"],
-                             max_len=seq_len if config.positional else None, cls_token=True, readout_dim=1,
-                             cls_only_last=True)
-
-
-def _run(config: HeldOut, embed_dim: int, seq_len: int, seed: int, steps: int, p: dict[str, Any]) -> RunConfig:
-    return RunConfig(model=model_config(config, embed_dim, seq_len, p), target=config.target_name,
-                     target_args=dict(config.target_args), seq_len=seq_len, steps=steps, batch_size=p["batch_size"],
-                     lr=p["lr"], warmup=p["warmup"], weight_decay=p["weight_decay"], train_size=p["train_size"],
-                     val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
+    """The model the prediction for ``config`` at width ``embed_dim`` was made for: the InfoFlow/P1 model with
+    the configuration's heads, per-head dimension ``E / max_l h_l``, and learned positions up to ``seq_len``
+    where the architecture is positional."""
+    model = infoflow_model(p, config.heads, embed_dim, embed_dim // max(config.heads), p["ffn_width"])
+    return dataclasses.replace(model, max_len=seq_len) if config.positional else model
 
 
 def _followups(p: dict[str, Any]) -> list[tuple[HeldOut, list[int], int]]:
@@ -68,8 +68,8 @@ def _followups(p: dict[str, Any]) -> list[tuple[HeldOut, list[int], int]]:
     return out
 
 
-def heldout_runs(p: dict[str, Any]) -> list[tuple[dict[str, Any], RunConfig]]:
-    """``(tags, run)`` for the scoreboard's runs (every selected configuration, width, length and seed at
+def heldout_runs(p: dict[str, Any]) -> list[ExperimentRun]:
+    """The tagged runs: the scoreboard's runs (every selected configuration, width, length and seed at
     ``steps``) and then the follow-ups (tagged ``followup: True``)."""
     seeds = [seed_value(s) for s in p["seeds"]]
     if len(seeds) < 2:
@@ -83,8 +83,14 @@ def heldout_runs(p: dict[str, Any]) -> list[tuple[dict[str, Any], RunConfig]]:
                 for seed in seeds_:
                     tags = {"name": config.name, "target": config.target().name, "heads": list(config.heads),
                             "E": E, "T": T, "steps": steps, "seed": seed, "followup": followup}
-                    runs.append((tags, _run(config, E, T, seed, steps, p)))
+                    model = model_config(config, E, T, p)
+                    run = experiment_run({**p, "steps": steps}, model, config.target_name, dict(config.target_args),
+                                         T, seed)
+                    runs.append(ExperimentRun(tags, run))
     return runs
+
+
+EXPERIMENT = Experiment("12_predictions_vs_training", DEFAULTS, heldout_runs)
 
 
 def committed_predictions() -> dict[str, Any]:
