@@ -33,7 +33,7 @@ __all__ = ["DEFAULTS", "EXPERIMENT", "selected", "model_config", "heldout_runs",
 
 #: The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others): every
 #: configuration of the suite (``configurations = []``), the seeds the criterion takes the best of, no follow-ups.
-DEFAULTS: dict[str, Any] = {**TRAINING_DEFAULTS, "seeds": [0, 1], "steps": 4000, "configurations": [],
+DEFAULTS: dict[str, Any] = {**TRAINING_DEFAULTS, "seeds": [0, 1], "steps": 2000, "configurations": [],
                             "followups": []}
 
 Result = tuple[dict[str, Any], dict[str, Any]]
