@@ -45,9 +45,10 @@ def test_every_configuration_at_every_width_length_and_seed() -> None:
 def test_followups_are_tagged_and_checked() -> None:
     runs = heldout_runs({**DEFAULTS, "configurations": ["shifted_max (1,)"],
                          "followups": [["k_hop(2) (1,1)", [2, 3], 12000]]})
-    extra = [(t, r) for t, r in runs if t["followup"]]
+    extra = [r for r in runs if r.tags["followup"]]
     assert len(runs) == 4 + 4 and len(extra) == 4
-    assert {(t["name"], t["seed"], r.steps) for t, r in extra} == {("k_hop(2) (1,1)", s, 12000) for s in (2, 3)}
+    assert {(r.tags["name"], r.tags["seed"], r.config.steps) for r in extra} == {("k_hop(2) (1,1)", s, 12000)
+                                                                                 for s in (2, 3)}
     with pytest.raises(ValueError, match=r"followups\[0\] must be"):
         heldout_runs({**DEFAULTS, "followups": [["k_hop(2) (1,1)", 2, 100]]})
     with pytest.raises(ValueError, match="unknown held-out configuration 'nope'"):

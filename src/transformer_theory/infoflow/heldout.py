@@ -16,13 +16,14 @@ transformer_theory.training.predictions``) and committed before any network is t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from transformer_theory.checks import positive_real
+from transformer_theory.checks import is_real, positive_real
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
@@ -253,11 +254,13 @@ def predictions(eps: float = EPS, gamma: float = GAMMA) -> list[dict[str, Any]]:
 
 def observed_efficient(nmse_by_T: Mapping[int, float], criterion: Mapping[str, Any] = CRITERION) -> bool:
     """The fixed observation criterion: efficient iff the best NMSE at the largest T is at most the
-    threshold and at most ``max_growth`` times the best NMSE at the smallest T."""
+    threshold and at most ``max_growth`` times the best NMSE at the smallest T. A length whose runs all
+    diverged has no finite NMSE: pass ``math.inf`` (it meets no threshold)."""
     if len(nmse_by_T) < 2:
         raise ValueError(f"the criterion compares at least two sequence lengths, got {sorted(nmse_by_T)}")
     for T, v in nmse_by_T.items():
-        positive_real(f"best NMSE at T = {T}", v)
+        if not (is_real(v) and v > 0):  # inf allowed, NaN and non-positive values refused
+            raise ValueError(f"best NMSE at T = {T} must be a positive number or inf, got {v!r}")
     lo, hi = nmse_by_T[min(nmse_by_T)], nmse_by_T[max(nmse_by_T)]
     return hi <= criterion["nmse_threshold"] and hi <= criterion["max_growth"] * lo
 
@@ -279,7 +282,8 @@ def scoreboard(configs: Sequence[Mapping[str, Any]], nmse: Mapping[tuple[str, in
     """Predicted against observed: one row per configuration, model size and sequence length.
 
     ``configs`` are entries of the predictions document (``predictions()`` or the committed file),
-    ``nmse[(name, E, T)]`` the best validation NMSE (over seeds and checkpoints) at that size and length.
+    ``nmse[(name, E, T)]`` the best validation NMSE (over seeds and checkpoints) at that size and length
+    (``None``: every run there diverged; counted as an infinite NMSE).
     Per configuration, ``observed_efficient`` applies :func:`observed_efficient` at the configuration's
     own ``E`` (``verdict_E`` in every row); ``exponent_claim`` is :func:`exponent_claim_holds` over its
     model sizes (``None``: no size axis, or nothing claimed); ``agrees`` needs the verdict to match and
@@ -292,7 +296,8 @@ def scoreboard(configs: Sequence[Mapping[str, Any]], nmse: Mapping[tuple[str, in
             key = (c["name"], p["E"], p["T"])
             if key not in nmse:
                 raise ValueError(f"scoreboard: no NMSE for {c['name']!r} at E = {p['E']}, T = {p['T']}")
-            measured.append({"T": p["T"], "E": p["E"], "exponent": p["exponent"], "nmse": nmse[key]})
+            value = math.inf if nmse[key] is None else nmse[key]
+            measured.append({"T": p["T"], "E": p["E"], "exponent": p["exponent"], "nmse": value})
         observed = observed_efficient({m["T"]: m["nmse"] for m in measured if m["E"] == c["E"]}, criterion)
         claim = exponent_claim_holds(measured, criterion) if c["model_sizes"] else None
         agrees = observed == c["predicted_efficient"] and claim is not False

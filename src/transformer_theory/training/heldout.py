@@ -17,24 +17,33 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from transformer_theory.checks import positive_int, seed_value
 from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, HeldOut, configurations
 from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.transformer import Transformer
 from transformer_theory.pipeline.paths import project_root
+from transformer_theory.training.config import RunConfig
 from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
                                                     infoflow_model)
 
-__all__ = ["DEFAULTS", "EXPERIMENT", "selected", "model_config", "heldout_runs", "committed_predictions",
-           "best_nmse", "curve_summary", "task_wall_times", "commit_that_added", "is_ancestor"]
+__all__ = ["DEFAULTS", "EXPERIMENT", "LATE_GAIN", "SEED_SPREAD", "selected", "model_config", "heldout_runs",
+           "committed_predictions", "best_nmse", "curve_summary", "diagnose", "task_wall_times", "commit_that_added",
+           "is_ancestor"]
 
 #: The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others): every
 #: configuration of the suite (``configurations = []``), the seeds the criterion takes the best of, no follow-ups.
 DEFAULTS: dict[str, Any] = {**TRAINING_DEFAULTS, "seeds": [0, 1], "steps": 2000, "configurations": [],
                             "followups": []}
+
+#: The diagnosis of a disagreement (fixed with the code, before the held-out runs were read; it never changes the
+#: scoreboard): a run still improving by this factor over the last quarter of its schedule, or seeds whose best
+#: NMSE differ by this factor, point at the training.
+LATE_GAIN, SEED_SPREAD = 1.5, 10.0
 
 Result = tuple[dict[str, Any], dict[str, Any]]
 
@@ -121,6 +130,61 @@ def curve_summary(record: dict[str, Any]) -> dict[str, Any]:
     best = record["best_nmse"]
     return {"best_nmse": best, "best_step": record["best_step"], "steps": total, "final_nmse": record["final_nmse"],
             "late_gain": (min(early) / best) if early and best else None}
+
+
+def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequence[Result],
+             criterion: Mapping[str, Any]) -> dict[str, Any]:
+    """The evidence on one configuration's scoreboard runs and what a disagreement points at.
+
+    ``config`` is an entry of the predictions document, ``row`` one of its scoreboard rows
+    (:func:`~transformer_theory.infoflow.heldout.scoreboard`), ``results`` the ``(tags, record)`` pairs. At the
+    width the verdict is judged at, per sequence length: the best NMSE over seeds, the seeds' spread (largest
+    over smallest best NMSE) and the ``late_gain`` of the best run (:func:`curve_summary`). ``log10_cost`` is
+    ``k log10(1/eps)`` for the predicted exponent ``k`` at the largest length and the accuracy ``eps`` the
+    criterion asks for (``eps^2 = nmse_threshold``), beside ``log10`` of the trained model's parameter count.
+
+    ``suspect``, by a fixed rule: a predicted-efficient configuration observed inefficient points at the
+    *training* if its best run at the largest length was still improving (``late_gain >= LATE_GAIN``) or its
+    seeds differ by ``SEED_SPREAD`` or more, otherwise at the *rule or its reconstruction*; a predicted-inefficient
+    configuration observed efficient points at the *criterion* when ``eps^-k`` does not exceed the parameter
+    count (the verdict is asymptotic: at this accuracy the predicted cost is affordable), otherwise at the rule or
+    its reconstruction; a failed exponent claim points at the training if a run was still improving, otherwise at
+    the rule or its reconstruction. ``None`` for a configuration that agrees.
+    """
+    E, name = config["E"], config["name"]
+    runs = [(t, r) for t, r in results if t["name"] == name and not t["followup"]]
+    if not runs:
+        raise ValueError(f"diagnose: no runs of {name!r}")
+    per_T: dict[int, dict[str, Any]] = {}
+    for T in sorted({t["T"] for t, _ in runs if t["E"] == E}):
+        own = [r for t, r in runs if t["E"] == E and t["T"] == T and r["best_nmse"] is not None]
+        best = min(own, key=lambda r: r["best_nmse"]) if own else None
+        values = [r["best_nmse"] for r in own]
+        per_T[T] = {"nmse": best["best_nmse"] if best else None, "late_gain": curve_summary(best)["late_gain"]
+                    if best else None, "seed_spread": max(values) / min(values) if values else None}
+    T_max = max(per_T)
+    exponent = next(p["exponent"] for p in config["predictions"] if p["E"] == E and p["T"] == T_max)
+    log10_cost = exponent * 0.5 * -math.log10(criterion["nmse_threshold"])
+    model = RunConfig.from_dict(next(r for t, r in runs if t["E"] == E and t["T"] == T_max)["config"]).model
+    log10_params = math.log10(sum(p.numel() for p in Transformer(model).parameters()))
+    still_improving = any((v["late_gain"] or 1.0) >= LATE_GAIN for v in per_T.values())
+    spread = max((v["seed_spread"] or 1.0) for v in per_T.values())
+    if row["agrees"]:
+        suspect = None
+    elif row["observed_efficient"] != config["predicted_efficient"] and config["predicted_efficient"]:
+        suspect = ("training: still improving when the schedule ended" if still_improving else
+                   f"training: the seeds differ by {spread:.0f}x" if spread >= SEED_SPREAD else
+                   "rule or reconstruction: the runs settled above the criterion with seeds agreeing")
+    elif row["observed_efficient"] != config["predicted_efficient"]:
+        suspect = ("criterion: the predicted cost at its accuracy is within the model's size (an asymptotic verdict)"
+                   if log10_cost <= log10_params else "rule or reconstruction: the network beat the predicted cost")
+    else:
+        suspect = ("training: the NMSE does not order with the exponents, and a run was still improving"
+                   if still_improving else "rule or reconstruction: the NMSE does not order with the exponents")
+    return {"configuration": name, "predicted_efficient": config["predicted_efficient"],
+            "observed_efficient": row["observed_efficient"], "exponent_claim": row["exponent_claim"], "E": E,
+            "per_T": per_T, "exponent": exponent, "log10_cost": round(log10_cost, 3),
+            "log10_params": round(log10_params, 3), "suspect": suspect}
 
 
 def task_wall_times(results: Sequence[Result]) -> dict[str, float]:
