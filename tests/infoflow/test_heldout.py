@@ -73,8 +73,10 @@ def test_the_observation_criterion():
     assert observed_efficient({16: 1e-3, 8: 5e-3})                   # the order of the keys does not matter
     with pytest.raises(ValueError, match="at least two sequence lengths"):
         observed_efficient({8: 1e-3})
-    with pytest.raises(ValueError, match="best NMSE at T = 16"):
-        observed_efficient({8: 1e-3, 16: float("nan")})
+    assert not observed_efficient({8: 1e-3, 16: float("inf")})      # every run at T = 16 diverged
+    for bad in (float("nan"), 0.0, -1e-3, None):
+        with pytest.raises(ValueError, match="best NMSE at T = 16"):
+            observed_efficient({8: 1e-3, 16: bad})
 
 
 def test_the_exponent_criterion():
@@ -142,6 +144,10 @@ def test_the_scoreboard_applies_the_criterion_per_configuration():
     nmse[("max_retrieval(2) (1,) size", 48, 32)] = 0.5  # E = 48 now worse than E = 32: the claim fails
     rows = scoreboard(configs, nmse)
     assert agreement(rows)["disagreements"] == ["k_hop(2) (2,)", "max_retrieval(2) (1,) size"]
+    nmse[("k_hop(2) (1,1)", 32, 16)] = None  # both seeds diverged at T = 16: recorded as such, judged inefficient
+    rows = scoreboard(configs, nmse)
+    assert {(r["T"], r["nmse"], r["observed_efficient"]) for r in rows if r["name"] == "k_hop(2) (1,1)"} == {
+        (8, 2e-3, False), (16, None, False)}
     del nmse[("k_hop(2) (2,)", 32, 16)]
     with pytest.raises(ValueError, match=r"no NMSE for 'k_hop\(2\) \(2,\)' at E = 32, T = 16"):
         scoreboard(configs, nmse)

@@ -9,10 +9,11 @@ import pytest
 
 from conftest import ROOT
 from tiny_runs import QUIET, restore_threads  # noqa: F401 (autouse fixture)
-from transformer_theory.infoflow.heldout import configurations
+from transformer_theory.infoflow.heldout import CRITERION, configurations
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.training import TrainOptions, experiment, plan_tasks, train_task
-from transformer_theory.training.heldout import best_nmse, curve_summary, heldout_runs, selected
+from transformer_theory.infoflow.heldout import predictions, scoreboard
+from transformer_theory.training.heldout import LATE_GAIN, best_nmse, curve_summary, diagnose, heldout_runs, selected
 
 NAME = "12_predictions_vs_training"
 DEFAULTS = experiment(NAME).defaults
@@ -71,6 +72,47 @@ def test_curve_summary_says_whether_the_run_had_settled() -> None:
     assert curve_summary(record)["late_gain"] == pytest.approx(4.0)
     record["history"]["val_nmse"] = [0.5, 0.1, 0.01, 0.01]
     assert curve_summary(record)["late_gain"] == pytest.approx(1.0)
+
+
+def _results(name, curves):
+    """Fake records of ``name``'s runs: ``curves[(T, seed)]`` the validation NMSE every 100 of 400 steps."""
+    runs = experiment(NAME).runs({"configurations": [name]})
+    out = []
+    for r in runs:
+        nmse = curves[(r.tags["T"], r.tags["seed"])]
+        best = min(nmse)
+        out.append((r.tags, {"config": {**r.config.to_dict(), "steps": 400}, "best_nmse": best,
+                             "best_step": 100 * (nmse.index(best) + 1), "final_nmse": nmse[-1],
+                             "history": {"step": [100, 200, 300, 400], "val_nmse": nmse}}))
+    return out
+
+
+def _diagnosis(name, curves):
+    (config,) = [c for c in predictions() if c["name"] == name]
+    results = _results(name, curves)
+    (row, *_) = scoreboard([config], best_nmse(results))
+    return diagnose(config, row, results, CRITERION)
+
+
+SETTLED, IMPROVING = [0.5, 0.05, 0.04, 0.04], [0.5, 0.1, 0.05, 0.05 / (LATE_GAIN + 0.5)]  # the best at T = 16
+
+
+def test_diagnose_points_at_the_training_or_the_rule() -> None:
+    efficient = "k_hop(2) (1,1)"  # predicted efficient
+    d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): SETTLED, (16, 1): SETTLED})
+    assert not d["observed_efficient"] and d["suspect"].startswith("rule or reconstruction")
+    assert d["per_T"][16] == {"nmse": 0.04, "late_gain": pytest.approx(1.0), "seed_spread": 1.0}
+    d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): IMPROVING, (16, 1): SETTLED})
+    assert d["suspect"] == "training: still improving when the schedule ended"
+    spread = [v * 20 for v in SETTLED]
+    d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): SETTLED, (16, 1): spread})
+    assert d["suspect"] == "training: the seeds differ by 20x" and d["per_T"][16]["seed_spread"] == pytest.approx(20)
+    low = [0.5, 1e-3, 1e-3, 1e-3]
+    assert _diagnosis(efficient, {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})["suspect"] is None  # agrees
+    d = _diagnosis("k_hop(2) (2,)", {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})  # predicted inefficient
+    assert d["observed_efficient"] and d["log10_params"] > 3
+    affordable = d["log10_cost"] <= d["log10_params"]
+    assert d["suspect"].startswith("criterion" if affordable else "rule or reconstruction")
 
 
 KINDS = ["k_hop(3) (1,1,1)", "positions_plus_max (2,)", "uneven_pair_sum (2,1)", "position_gated (1,1)",

@@ -277,13 +277,13 @@ def exponent_claim_holds(rows: list[Mapping[str, Any]], criterion: Mapping[str, 
     return all(judged) if judged else None
 
 
-def scoreboard(configs: Sequence[Mapping[str, Any]], nmse: Mapping[tuple[str, int, int], float],
+def scoreboard(configs: Sequence[Mapping[str, Any]], nmse: Mapping[tuple[str, int, int], float | None],
                criterion: Mapping[str, Any] = CRITERION) -> list[dict[str, Any]]:
     """Predicted against observed: one row per configuration, model size and sequence length.
 
     ``configs`` are entries of the predictions document (``predictions()`` or the committed file),
     ``nmse[(name, E, T)]`` the best validation NMSE (over seeds and checkpoints) at that size and length
-    (``None``: every run there diverged; counted as an infinite NMSE).
+    (``None``: every run there diverged; the criterion counts it as an infinite NMSE).
     Per configuration, ``observed_efficient`` applies :func:`observed_efficient` at the configuration's
     own ``E`` (``verdict_E`` in every row); ``exponent_claim`` is :func:`exponent_claim_holds` over its
     model sizes (``None``: no size axis, or nothing claimed); ``agrees`` needs the verdict to match and
@@ -296,10 +296,10 @@ def scoreboard(configs: Sequence[Mapping[str, Any]], nmse: Mapping[tuple[str, in
             key = (c["name"], p["E"], p["T"])
             if key not in nmse:
                 raise ValueError(f"scoreboard: no NMSE for {c['name']!r} at E = {p['E']}, T = {p['T']}")
-            value = math.inf if nmse[key] is None else nmse[key]
-            measured.append({"T": p["T"], "E": p["E"], "exponent": p["exponent"], "nmse": value})
-        observed = observed_efficient({m["T"]: m["nmse"] for m in measured if m["E"] == c["E"]}, criterion)
-        claim = exponent_claim_holds(measured, criterion) if c["model_sizes"] else None
+            measured.append({"T": p["T"], "E": p["E"], "exponent": p["exponent"], "nmse": nmse[key]})
+        judged = [{**m, "nmse": math.inf if m["nmse"] is None else m["nmse"]} for m in measured]
+        observed = observed_efficient({m["T"]: m["nmse"] for m in judged if m["E"] == c["E"]}, criterion)
+        claim = exponent_claim_holds(judged, criterion) if c["model_sizes"] else None
         agrees = observed == c["predicted_efficient"] and claim is not False
         rows += [{"name": c["name"], "target": c["target"], "heads": list(c["heads"]), "E": m["E"], "T": m["T"],
                   "verdict_E": c["E"],
