@@ -13,7 +13,7 @@ from transformer_theory.infoflow.heldout import CRITERION, configurations
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.training import TrainOptions, experiment, plan_tasks, train_task
 from transformer_theory.infoflow.heldout import predictions, scoreboard
-from transformer_theory.training.heldout import LATE_GAIN, best_nmse, curve_summary, diagnose, heldout_runs, selected
+from transformer_theory.training.heldout import LATE_GAIN, PLATEAU, best_nmse, curve_summary, diagnose, heldout_runs, selected
 
 NAME = "12_predictions_vs_training"
 DEFAULTS = experiment(NAME).defaults
@@ -107,6 +107,9 @@ def test_diagnose_points_at_the_training_or_the_rule() -> None:
     spread = [v * 20 for v in SETTLED]
     d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): SETTLED, (16, 1): spread})
     assert d["suspect"] == "training: the seeds differ by 20x" and d["per_T"][16]["seed_spread"] == pytest.approx(20)
+    flat = [1.0, 0.9, 0.8, 0.8]
+    d = _diagnosis(efficient, {k: flat for k in ((8, 0), (8, 1), (16, 0), (16, 1))})
+    assert d["suspect"] == f"training or rule: no run left the plateau (NMSE >= {PLATEAU:g})"
     low = [0.5, 1e-3, 1e-3, 1e-3]
     assert _diagnosis(efficient, {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})["suspect"] is None  # agrees
     d = _diagnosis("k_hop(2) (2,)", {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})  # predicted inefficient

@@ -31,7 +31,7 @@ from transformer_theory.training.config import RunConfig
 from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
                                                     infoflow_model)
 
-__all__ = ["DEFAULTS", "EXPERIMENT", "LATE_GAIN", "SEED_SPREAD", "selected", "model_config", "heldout_runs",
+__all__ = ["DEFAULTS", "EXPERIMENT", "LATE_GAIN", "SEED_SPREAD", "PLATEAU", "selected", "model_config", "heldout_runs",
            "committed_predictions", "best_nmse", "curve_summary", "diagnose", "task_wall_times", "commit_that_added",
            "is_ancestor"]
 
@@ -42,8 +42,9 @@ DEFAULTS: dict[str, Any] = {**TRAINING_DEFAULTS, "seeds": [0, 1], "steps": 2000,
 
 #: The diagnosis of a disagreement (fixed with the code, before the held-out runs were read; it never changes the
 #: scoreboard): a run still improving by this factor over the last quarter of its schedule, or seeds whose best
-#: NMSE differ by this factor, point at the training.
-LATE_GAIN, SEED_SPREAD = 1.5, 10.0
+#: NMSE differ by this factor, point at the training; a best NMSE of at least ``PLATEAU`` at the largest length
+#: is the plateau of a model that has not left the constant predictor (NMSE 1), training or rule alike.
+LATE_GAIN, SEED_SPREAD, PLATEAU = 1.5, 10.0, 0.5
 
 Result = tuple[dict[str, Any], dict[str, Any]]
 
@@ -145,7 +146,9 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequenc
 
     ``suspect``, by a fixed rule: a predicted-efficient configuration observed inefficient points at the
     *training* if its best run at the largest length was still improving (``late_gain >= LATE_GAIN``) or its
-    seeds differ by ``SEED_SPREAD`` or more, otherwise at the *rule or its reconstruction*; a predicted-inefficient
+    seeds differ by ``SEED_SPREAD`` or more, at the *training or the rule* if its best NMSE at the largest length
+    stayed at ``PLATEAU`` or above (no run learned the target, which tells an optimiser that has not found the
+    mechanism from one that cannot), otherwise at the *rule or its reconstruction*; a predicted-inefficient
     configuration observed efficient points at the *criterion* when ``eps^-k`` does not exceed the parameter
     count (the verdict is asymptotic: at this accuracy the predicted cost is affordable), otherwise at the rule or
     its reconstruction; a failed exponent claim points at the training if a run was still improving, otherwise at
@@ -172,8 +175,10 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequenc
     if row["agrees"]:
         suspect = None
     elif row["observed_efficient"] != config["predicted_efficient"] and config["predicted_efficient"]:
+        plateau = per_T[T_max]["nmse"] is None or per_T[T_max]["nmse"] >= PLATEAU
         suspect = ("training: still improving when the schedule ended" if still_improving else
                    f"training: the seeds differ by {spread:.0f}x" if spread >= SEED_SPREAD else
+                   f"training or rule: no run left the plateau (NMSE >= {PLATEAU:g})" if plateau else
                    "rule or reconstruction: the runs settled above the criterion with seeds agreeing")
     elif row["observed_efficient"] != config["predicted_efficient"]:
         suspect = ("criterion: the predicted cost at its accuracy is within the model's size (an asymptotic verdict)"
