@@ -24,16 +24,9 @@ from transformer_theory.training.tikhonov import (
     train_tikhonov,
 )
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 SMALL = {"N": 4, "d": 4, "n": 6}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny tensors: one thread is faster and avoids oversubscribing a shared 2-core machine."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def test_generator_shapes_and_determinism():
