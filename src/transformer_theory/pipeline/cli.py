@@ -161,8 +161,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         written = accept(args.profile, parts, folder)
         print(f"accepted: {len(written)} files written under results/{args.profile}/ (review with git diff, then commit)")
     else:
-        print(f"results/{args.profile}/ is unchanged; to accept these results: make accept PROFILE={args.profile} "
-              f"(python -m transformer_theory reproduce --profile {args.profile} --no-run --accept)")
+        names = f' NOTEBOOKS="{" ".join(args.notebooks)}"' if args.notebooks else ""
+        print(f"results/{args.profile}/ is unchanged; to accept these results: make accept PROFILE={args.profile}{names} "
+              f"(python -m transformer_theory reproduce --profile {args.profile} --no-run --accept"
+              f"{''.join(' ' + n for n in args.notebooks)})")
     return 0
 
 

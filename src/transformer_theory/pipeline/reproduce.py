@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +25,7 @@ from transformer_theory.checks import is_real
 from transformer_theory.pipeline.notebooks import list_notebooks, resolve_notebook
 from transformer_theory.pipeline.paths import RUNS_ENV, build_dir, results_dir
 from transformer_theory.pipeline.profiles import load_profile
-from transformer_theory.pipeline.results import read_results, write_text_atomic
+from transformer_theory.pipeline.results import read_results, write_file_atomic, write_text_atomic
 from transformer_theory.pipeline.runner import RunSpec, execute, prepare_run
 from transformer_theory.tables import markdown_table
 
@@ -74,10 +72,10 @@ def notebook_names(notebooks: Sequence[str] | None = None) -> list[str]:
 
 
 def reproduce(profile: str, notebooks: Sequence[str] | None = None, folder: str | Path | None = None,
-              progress: bool = True, run: bool = True) -> list[Part]:
+              run: bool = True) -> list[Part]:
     """Run every notebook of ``notebooks`` (default: all) under ``profile`` into ``folder`` (default
-    :func:`reproduce_folder`) with the fresh run store ``folder/runs``; complete ones are kept. Every
-    notebook and path is checked before the first one runs.
+    :func:`reproduce_folder`) with the fresh run store ``folder/runs``, printing each one's progress; complete
+    ones are kept. Every notebook and path is checked before the first one runs.
 
     ``run=False`` runs nothing: the parts are the complete notebooks found in ``folder`` (``ValueError`` if a
     named one is missing, failed or stale there, or if there is none).
@@ -92,6 +90,8 @@ def reproduce(profile: str, notebooks: Sequence[str] | None = None, folder: str 
             raise ValueError(f"{', '.join(missing)}: no complete, current results in {folder}/results (run "
                              "`make reproduce` first)")
         parts = [Part(spec, False, done) for spec, done in found if done is not None]
+        for name in missing:
+            print(f"{name}: no complete, current results in {folder}/results, left out")
         if not parts:
             raise ValueError(f"no complete, current results in {folder}/results: run `make reproduce` first")
         return parts
@@ -103,15 +103,12 @@ def reproduce(profile: str, notebooks: Sequence[str] | None = None, folder: str 
             done = _complete(spec)
             if done is not None:
                 parts.append(Part(spec, False, done))
-                if progress:
-                    print(f"{spec.name}: complete in {spec.results.parent}, kept ({done['wall_time_s']:.1f} s)")
+                print(f"{spec.name}: complete in {spec.results.parent}, kept ({done['wall_time_s']:.1f} s)")
                 continue
-            if progress:
-                print(f"{spec.name}: running [{profile}] ...", flush=True)
+            print(f"{spec.name}: running [{profile}] ...", flush=True)
             result = execute(spec)
             parts.append(Part(spec, True, result))
-            if progress:
-                print(f"{spec.name}: {result['status']} ({result['wall_time_s']:.1f} s)", flush=True)
+            print(f"{spec.name}: {result['status']} ({result['wall_time_s']:.1f} s)", flush=True)
     finally:
         if previous is None:
             os.environ.pop(RUNS_ENV, None)
@@ -259,7 +256,8 @@ def comparison_page(profile: str, parts: Sequence[Part], folder: str | Path | No
         committed = read_results(committed_folder / f"{part.spec.name}.json")
         old = committed.get("wall_time_s") if committed else None
         new = part.result.get("wall_time_s")
-        times.append({"part": part.spec.name, "status": part.result.get("status", "?") + ("" if part.ran else " (kept)"),
+        status = part.result.get("status", "?") + ("" if part.ran else " (kept)")
+        times.append({"part": part.spec.name, "status": status,
                       "recomputed (s)": _seconds(new), "committed (s)": _seconds(old),
                       "ratio": ratio(old, new) if _number(old) and _number(new) else "n/a"})
         values += value_rows(part.spec.name, (committed or {}).get("values", {}), part.result.get("values", {}))
@@ -305,17 +303,8 @@ def comparison_page(profile: str, parts: Sequence[Part], folder: str | Path | No
 # --- accepting ------------------------------------------------------------------------------------------------
 
 
-def _copy_atomic(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(source, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _copy(source: Path, target: Path) -> None:
+    write_file_atomic(target, lambda fh: fh.write(source.read_bytes()), binary=True)
 
 
 def accept(profile: str, parts: Sequence[Part], folder: str | Path | None = None) -> list[Path]:
@@ -337,10 +326,10 @@ def accept(profile: str, parts: Sequence[Part], folder: str | Path | None = None
         written.append(target / part.spec.results.name)
     runs = folder / "runs"
     for relative in _records(runs):
-        _copy_atomic(runs / relative, target / "runs" / relative)
+        _copy(runs / relative, target / "runs" / relative)
         written.append(target / "runs" / relative)
         weights = (runs / relative).with_suffix(".pt")
         if weights.is_file() and (target / "runs" / relative).with_suffix(".pt").is_file():
-            _copy_atomic(weights, (target / "runs" / relative).with_suffix(".pt"))
+            _copy(weights, (target / "runs" / relative).with_suffix(".pt"))
             written.append((target / "runs" / relative).with_suffix(".pt"))
     return written
