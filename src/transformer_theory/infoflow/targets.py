@@ -96,11 +96,11 @@ def masked_kth_largest(k: int, d: int = 4, seed: int = 0) -> Tree:
     the prediction does not depend on which form a target is written in."""
     base = kth_largest(k, d, seed)
     q, b = base.params["q"], base.params["b"]
-    maxima: list[Reduction] = []
-    for _ in range(k - 1):
-        maxima.append(Reduction("max", "t", Linear("t", q), exclude=tuple(maxima)))
-    red = Reduction("max", "t", Linear("t", q), exclude=tuple(maxima), value=Linear("t", b))
-    return Tree([red], input_dim=d, name=f"kth_largest(k={k}), masked", params=base.params,
+
+    def jth_maximum(j: int, value: Linear | None = None) -> Reduction:  # a fresh node each time (no sharing)
+        return Reduction("max", "t", Linear("t", q), exclude=tuple(jth_maximum(i) for i in range(1, j)), value=value)
+
+    return Tree([jth_maximum(k, Linear("t", b))], input_dim=d, name=f"kth_largest(k={k}), masked", params=base.params,
                 description=f"b^T x(t), t = argmax of q^T x over the positions left after masking {k - 1} maxima")
 
 
