@@ -19,7 +19,6 @@ are :func:`nmse_table` and :func:`head_count_table`, with the papers' numbers
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from transformer_theory.infoflow import targets
@@ -32,27 +31,26 @@ from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experimen
 __all__ = ["DEFAULTS", "EXPERIMENT", "head_configs", "intrinsic_dimension_runs", "head_count_runs", "nmse_table",
            "head_count_table", "separation_ratios"]
 
-#: The chapter's parameters: the intrinsic-dimension runs, then the head-count runs (prefix ``hc_``).
+#: The chapter's parameters (the book profile's sizes; ``params/*.yaml`` holds the others): the
+#: intrinsic-dimension runs, then the head-count runs (prefix ``hc_``).
 DEFAULTS: dict[str, Any] = {
-    **TRAINING_DEFAULTS,
-    "D_values": [2, 3, 4, 5, 6],
+    **{k: v for k, v in TRAINING_DEFAULTS.items() if k != "ffn_width"},
+    "seeds": [0],
+    "D_values": [2, 3, 4],
     "seq_len": 16,
     "head_dim": 4,
     "embed_dim_per_D": 16,
     "ffn_width_per_D": 32,
-    "temperature": 1.0,
-    "min_lr_ratio": 0.0,
-    "train_size": None,
     "target_seed": 0,
     "hc_D": 4,
     "hc_heads": [1, 2, 3, 4, 5],
-    "hc_seq_lens": [8, 32],
+    "hc_seq_lens": [16],
     "hc_head_dim": 8,
     "hc_ffn_width": 32,
     "hc_steps": 3000,
-    "hc_seeds": [0, 1],
+    "hc_train_size": 100_000,
+    "hc_seeds": [0],
 }
-DEFAULTS.pop("ffn_width")
 
 #: The column names of InfoFlow's table (§4.1) for each head configuration.
 CONFIG_NAMES = {(0, 0): "(D,D)", (-1, 0): "(D-1,D)", (0, -1): "(D,D-1)"}
@@ -63,11 +61,6 @@ def head_configs(D: int) -> list[tuple[int, int]]:
     return [(D + a, D + b) for a, b in CONFIG_NAMES]
 
 
-def _train(p: dict[str, Any], model, target: str, args: dict, seq_len: int, seed: int, steps: int):
-    run = experiment_run({**p, "steps": steps}, model, target, args, seq_len, seed)
-    return replace(run, min_lr_ratio=p["min_lr_ratio"])
-
-
 def intrinsic_dimension_runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """The §4.1 runs: every D, head configuration and seed (tags ``part``, ``D``, ``h1``, ``h2``, ``T``, ``seed``)."""
     runs = []
@@ -75,11 +68,11 @@ def intrinsic_dimension_runs(p: dict[str, Any]) -> list[ExperimentRun]:
     for D in p["D_values"]:
         E, width = p["embed_dim_per_D"] * D, p["ffn_width_per_D"] * D
         for h1, h2 in head_configs(D):
-            model = replace(infoflow_model(p, (h1, h2), E, p["head_dim"], width), temperature=p["temperature"])
+            model = infoflow_model(p, (h1, h2), E, p["head_dim"], width)
             for seed in p["seeds"]:
                 tags = {"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": T, "seed": seed}
                 args = {"D": D, "d": 4, "seed": p["target_seed"]}
-                runs.append(ExperimentRun(tags, _train(p, model, "pairwise_max", args, T, seed, p["steps"])))
+                runs.append(ExperimentRun(tags, experiment_run(p, model, "pairwise_max", args, T, seed)))
     return runs
 
 
@@ -93,7 +86,8 @@ def head_count_runs(p: dict[str, Any]) -> list[ExperimentRun]:
             for seed in p["hc_seeds"]:
                 tags = {"part": "head_count", "D": D, "h": h, "T": T, "seed": seed}
                 args = {"D": D, "d": 4, "seed": p["target_seed"]}
-                runs.append(ExperimentRun(tags, _train(p, model, "max_retrieval", args, T, seed, p["hc_steps"])))
+                hc = {**p, "steps": p["hc_steps"], "train_size": p["hc_train_size"]}
+                runs.append(ExperimentRun(tags, experiment_run(hc, model, "max_retrieval", args, T, seed)))
     return runs
 
 
