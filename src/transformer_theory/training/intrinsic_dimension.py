@@ -36,7 +36,7 @@ __all__ = ["DEFAULTS", "EXPERIMENT", "head_configs", "intrinsic_dimension_runs",
 DEFAULTS: dict[str, Any] = {
     **{k: v for k, v in TRAINING_DEFAULTS.items() if k != "ffn_width"},
     "seeds": [0],
-    "D_values": [2, 3, 4],
+    "D_values": [2, 3],
     "seq_len": 16,
     "head_dim": 4,
     "embed_dim_per_D": 16,
@@ -92,7 +92,7 @@ def head_count_runs(p: dict[str, Any]) -> list[ExperimentRun]:
 
 
 def _build(p: dict[str, Any]) -> list[ExperimentRun]:
-    return intrinsic_dimension_runs(p) + head_count_runs(p)
+    return head_count_runs(p) + intrinsic_dimension_runs(p)  # the cheap runs first
 
 
 EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, _build)
