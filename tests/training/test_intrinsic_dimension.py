@@ -119,7 +119,8 @@ def test_head_count_table_beside_p1() -> None:
     rows = head_count_table(_results({}, {(16, 3): [1e-3, 2e-3], (16, 4): [1e-5], (12, 4): [1e-5]}))
     assert [(r["T"], r["h"]) for r in rows] == [(12, 4), (16, 3), (16, 4)]
     at = {(r["T"], r["h"]): r for r in rows}
-    assert at[(16, 3)]["nmse"] == 1e-3 and (at[(16, 3)]["paper_nmse"], at[(16, 3)]["paper_std"]) == P1_SINGLE_LAYER_NMSE[3][16]
+    assert at[(16, 3)]["nmse"] == 1e-3
+    assert (at[(16, 3)]["paper_nmse"], at[(16, 3)]["paper_std"]) == P1_SINGLE_LAYER_NMSE[3][16]
     assert at[(12, 4)]["paper_nmse"] is None  # P1 has no T = 12
     assert not at[(16, 3)]["predicted_efficient"] and at[(16, 4)]["predicted_efficient"]
 
