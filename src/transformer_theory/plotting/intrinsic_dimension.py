@@ -50,7 +50,7 @@ def plot_nmse_heatmaps(rows: Sequence[Mapping[str, Any]], ours_label: str = "our
             for j in range(len(COLUMNS)):
                 if np.isfinite(grid[i, j]):
                     ax.text(j, i, f"{grid[i, j]:.1e}", ha="center", va="center", fontsize=8,
-                            color="white" if np.log10(grid[i, j]) < (vmin + vmax) / 2 else "black")
+                            color="black" if np.log10(grid[i, j]) < (vmin + vmax) / 2 else "white")
                 if predicted[i, j] == 1.0:
                     ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec=PALETTE[3], lw=2))
         ax.set_xticks(range(len(COLUMNS)), [c.replace("-", "−") for c in COLUMNS])
@@ -58,7 +58,7 @@ def plot_nmse_heatmaps(rows: Sequence[Mapping[str, Any]], ours_label: str = "our
         ax.set_title(title)
         ax.grid(False)
     fig.colorbar(image, ax=axes, label="log10 best validation NMSE", shrink=0.9)
-    fig.text(0.01, 0.01, "framed: predicted efficient by InfoFlow", fontsize=8, color=PALETTE[3])
+    fig.text(0.01, -0.04, "framed: predicted efficient by InfoFlow", fontsize=8, color=PALETTE[3])
     return fig
 
 
