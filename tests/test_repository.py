@@ -130,3 +130,15 @@ def test_requirements_pinned_exactly() -> None:
     for needed in ("sphinx-mathjax-offline", "sphinx-proof", "sphinxcontrib-bibtex", "papermill", "nbval",
                    "jupyterlab", "numpy", "matplotlib", "tqdm", "pytest", "hypothesis", "playwright"):
         assert needed in pins, f"requirements.txt misses {needed}"
+
+
+#: References a reader cannot open: the project's background notes and their provenance tags.
+UNPUBLISHED_SOURCE = re.compile(r"spec §|\[(INF|SEED|UNK)\]|\[V-|shared/(papers|seeds)|seed summar", re.IGNORECASE)
+
+
+def test_library_notebooks_and_book_cite_only_what_a_reader_can_open() -> None:
+    files = [*(ROOT / "src").rglob("*.py"), *NOTEBOOKS, *(ROOT / "book").glob("*.md"), ROOT / "README.md"]
+    hits = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+            for path in files for number, line in enumerate(path.read_text().splitlines(), 1)
+            if UNPUBLISHED_SOURCE.search(line)]
+    assert not hits, "cite the papers, the bibliography or book/reconstruction.md instead:\n" + "\n".join(hits)
