@@ -117,8 +117,7 @@ def test_kth_largest_as_a_max_masked_by_value(k, heads):
 
 
 def test_masked_second_largest_is_judged_by_theorem_2_in_one_layer():
-    ref = kth_largest(2)
-    masked = _masked(2, ref.params["q"], ref.params["b"])
+    ref, masked = kth_largest(2), masked_kth_largest(2)
     pred = predict(masked, _arch((1,)), 16)
     assert not pred.efficient and pred.regime == "theorem 2" and pred.bottleneck.kind == "rank"
     # was: scheduled as two nested reductions (efficient with two layers, aggregation with one)
