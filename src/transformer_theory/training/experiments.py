@@ -11,6 +11,9 @@ notebook therefore train exactly the same runs and share one run store.
   experiment: this one is the project's own.
 * ``10_intrinsic_dimension`` -- InfoFlow §4.1: ``Σ_{i≤D} max_{s,t} x(s)ᵀ A_i x(t)``, d = 4, two layers
   with (h1, h2) ∈ {(D, D), (D−1, D), (D, D−1)}, per-head dimension n, width E = n·D.
+* ``08_max_position_retrieval``, ``09_aggregation_cost``, ``11_triangle_center`` -- InfoFlow Theorem 2 and
+  §4.3, Theorem 3 and §4.4, §4.2: their run lists live in :mod:`.max_position`, :mod:`.aggregation` and
+  :mod:`.triangle_center`.
 
 Every model is the InfoFlow/P1 model of :mod:`transformer_theory.models`: a two-layer ReLU encoder,
 a CLS token, no positional encoding, no LayerNorm, residual GeLU FFNs and a linear CLS readout (the
@@ -26,6 +29,7 @@ from typing import Any
 
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.pipeline.results import current_profile
+from transformer_theory.training import aggregation, max_position, triangle_center
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.store import RunStore, default_store
@@ -123,6 +127,9 @@ EXPERIMENTS: dict[str, Experiment] = {
     "10_intrinsic_dimension": Experiment("10_intrinsic_dimension", {
         **TRAINING_DEFAULTS, "D_values": [2, 3, 4, 5, 6], "seq_len": 16, "head_dim": 16, "target_seed": 0,
     }, _intrinsic_dimension),
+    "08_max_position_retrieval": Experiment("08_max_position_retrieval", max_position.DEFAULTS, max_position.runs),
+    "09_aggregation_cost": Experiment("09_aggregation_cost", aggregation.DEFAULTS, aggregation.runs),
+    "11_triangle_center": Experiment("11_triangle_center", triangle_center.DEFAULTS, triangle_center.runs),
 }
 
 
