@@ -39,6 +39,18 @@ def make_notebook(path: Path, parameters: str, body: str) -> Path:
 
 
 @pytest.fixture
+def one_torch_thread():
+    """One torch thread for the test (tiny tensors are faster so, and a shared 2-core machine stays usable);
+    the previous count is restored. Use with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture
 def tiny_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project root with one notebook ``01_tiny`` and the three profile files."""
     make_notebook(

@@ -16,7 +16,10 @@ import pytest
 
 from conftest import ROOT
 from transformer_theory.pipeline.notebooks import list_notebooks
+from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.pipeline.runner import prepare_run
+from transformer_theory.training import RunStore, experiment
+from transformer_theory.training.depth_separation import MIN_RATIO, nmse_table, separation
 
 RESULTS = ROOT / "results" / "book"
 NOTEBOOKS = list_notebooks()
@@ -89,3 +92,24 @@ def test_tikhonov_results_support_the_bound_and_match_the_paper() -> None:
 def test_infoflow_predictions_agree_with_the_papers() -> None:
     values = load("06_infoflow_framework")["values"]
     assert values["n_judged"] > 0 and values["n_agree_with_papers"] == values["n_judged"]
+
+
+def test_depth_separation_runs_support_the_claim() -> None:
+    """Chapter 07 (InfoFlow Theorem 1; the experiment is the project's own): every run of the book profile is
+    committed under ``results/book/runs/`` (so ``make book`` trains nothing), and at the largest T the best
+    two-layer NMSE over seeds is at least ``MIN_RATIO`` times lower than the best one-layer NMSE, as the chapter's
+    results file also says."""
+    parameters = load_profile("book")["07_depth_separation"]
+    runs = experiment("07_depth_separation").runs(parameters)
+    store = RunStore(RESULTS / "runs")
+    records = [store.get(run.config) for run in runs]
+    missing = [run.tags for run, record in zip(runs, records) if record is None]
+    assert not missing, f"runs missing from results/book/runs/ (train them and copy the records): {missing}"
+    p = experiment("07_depth_separation").parameters(parameters)
+    rows = nmse_table([(run.tags, record) for run, record in zip(runs, records)], parameters)
+    largest = separation(rows, max(p["seq_lens"]), p["ffn_width"])
+    assert largest["ratio"] >= MIN_RATIO, largest
+    values = load("07_depth_separation")["values"]
+    assert values["claim_checked"] is True and values["largest_T"] == largest["T"]
+    assert values["separation_ratio"] == pytest.approx(largest["ratio"], rel=1e-12)
+    assert [r["nmse"] for r in values["nmse_table"]] == pytest.approx([r["nmse"] for r in rows], rel=1e-12)

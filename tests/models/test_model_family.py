@@ -11,13 +11,7 @@ import torch
 from transformer_theory.models import Transformer, TransformerConfig, attention_weights, multi_head_attention
 from transformer_theory.models.linear import Linear
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def infoflow(**changes) -> TransformerConfig:

@@ -12,6 +12,8 @@ from transformer_theory.training.tikhonov import (TikhonovTransformer, exact_int
                                                        hausdorff_to_singleton_loss, train_tikhonov)
 from transformer_theory.models import Block
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 
 class FrozenOfficialTF(nn.Module):
     """Frozen copy of the module this project used before the family (the official ``TF`` block)."""
@@ -30,14 +32,6 @@ class FrozenOfficialTF(nn.Module):
         scores = (self.to_q(x) / self.tau) @ self.to_k(x).transpose(-2, -1)
         x = self.rho * x + torch.softmax(scores, dim=-1) @ self.to_v(x)
         return self.eta * x + self.ff(x)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def pair(seed: int = 0, **kwargs) -> tuple[nn.Module, nn.Module]:

@@ -1,5 +1,6 @@
-"""The experiment registry (run lists of the two training chapters, their batching) and the ``train``
-command, which takes an experiment's sizes from the profile entry of the chapter's name."""
+"""The experiment registry (the intrinsic-dimension run list and its batching; chapter 07's run list is
+tested in ``test_depth_separation.py``) and the ``train`` command, which takes an experiment's sizes from the
+profile entry of the chapter's name."""
 
 from __future__ import annotations
 
@@ -27,18 +28,6 @@ def test_intrinsic_dimension_runs() -> None:
         assert c.model.cls_only_last and c.model.max_len is None and c.seed == r.tags["seed"]
     tasks = plan_tasks([r.config for r in runs])
     assert sorted(len(t.runs) for t in tasks) == [9, 9]  # per D: its three head configurations x seeds
-
-
-def test_depth_separation_runs() -> None:
-    runs = experiment("07_depth_separation").runs()
-    main = [r for r in runs if r.tags["ffn_width"] == 64]
-    assert {(r.tags["layers"], tuple(r.tags["heads"])) for r in main} == {(1, (1,)), (1, (2,)), (1, (4,)), (2, (1, 1))}
-    assert {r.tags["T"] for r in main} == {8, 16, 32}
-    widths = {r.tags["ffn_width"] for r in runs if r.tags["T"] == 16}
-    assert widths == {16, 32, 64, 128} and len(runs) == (3 + 3) * 4 * 2
-    assert all(r.config.target == "min_pairwise_dot" and r.config.model.d == 4 for r in runs)
-    for task in plan_tasks([r.config for r in runs]):  # one-layer models share a task, two-layer ones another
-        assert len({r.model.n_layers for r in task.runs}) == 1 and len({r.seq_len for r in task.runs}) == 1
 
 
 def test_unknown_names_are_rejected() -> None:

@@ -24,16 +24,9 @@ from transformer_theory.training.tikhonov import (
     train_tikhonov,
 )
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 SMALL = {"N": 4, "d": 4, "n": 6}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny tensors: one thread is faster and avoids oversubscribing a shared 2-core machine."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def test_generator_shapes_and_determinism():
@@ -203,21 +196,6 @@ def test_frozen_eta_loss_bound_holds_and_is_positive():
     U, S, Vh = torch.linalg.svd(Y, full_matrices=False)
     projected = (U[:, :4] * S[:4]) @ Vh[:4]
     assert hausdorff_to_singleton_loss(projected[:, None, :], Y).item() == pytest.approx(bound, rel=1e-10)
-
-
-def test_parallel_runs_equal_serial_runs() -> None:
-    from transformer_theory.training.tikhonov import Experiment, run_experiments
-
-    runs = run_experiments(
-        [Experiment("b", [0.1, 0.01], [40, 20]), Experiment("frozen", [0.1], [30], {"eta": 0.0})], N=4, d=6, n=8, seed=3
-    )
-    torch.set_num_threads(1)
-    data, model = setup_experiment(N=4, d=6, n=8, seed=3)
-    stages = epsilon_sweep(model, data.inputs, data.targets, [0.1, 0.01], [40, 20], progress=False)
-    assert all(np.array_equal(a.losses, b.losses) for a, b in zip(stages, runs["b"][0]))
-    assert len(runs["frozen"][0]) == 1 and runs["frozen"][1] > 0
-    with pytest.raises(ValueError, match="must be distinct"):
-        run_experiments([Experiment("x", [0.1], [1]), Experiment("x", [0.1], [1])])
 
 
 def test_the_certificate_separates_an_interpolant_from_an_untrained_model() -> None:

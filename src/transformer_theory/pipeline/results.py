@@ -12,7 +12,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Callable
 
 import numpy as np
 
@@ -28,6 +28,7 @@ def current_profile() -> str:
     """The profile of the running notebook (set by the runner), else :data:`INTERACTIVE_PROFILE`: where a
     chapter's training runs are read from and stored (``results/<profile>/runs/``, ``build/runs/<profile>/``)."""
     return os.environ.get(PROFILE_ENV) or INTERACTIVE_PROFILE
+
 
 _recorded: dict[str, Any] = {}
 
@@ -54,21 +55,27 @@ def to_jsonable(value: Any, *, where: str = "value") -> Any:
         raise TypeError(f"{where}: cannot record a value of type {type(value).__name__}") from None
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename), mode 0644."""
+def write_file_atomic(path: str | os.PathLike, write: Callable[[IO], Any], binary: bool = False) -> None:
+    """Write ``path`` atomically: ``write(fh)`` fills a temporary file in the same folder (mode 0644), which is
+    flushed, synced and renamed onto ``path``; on any error the temporary file is removed and ``path`` untouched."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o644)  # mkstemp creates 0600
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb" if binary else "w") as fh:
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`write_file_atomic`)."""
+    write_file_atomic(path, lambda fh: fh.write(text))
 
 
 def write_json_atomic(path: str | os.PathLike, data: dict) -> None:

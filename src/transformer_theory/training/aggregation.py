@@ -31,6 +31,7 @@ from transformer_theory.pipeline.paths import project_root
 from transformer_theory.pipeline.provenance import environment
 from transformer_theory.pipeline.results import write_json_atomic
 from transformer_theory.training.config import RunConfig
+from transformer_theory.training.experiment import Experiment, ExperimentRun
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
 DEFAULTS: dict[str, Any] = {
@@ -102,11 +103,9 @@ def _run(p: dict[str, Any], model: TransformerConfig, target: str, args: dict, T
                      train_size=None, val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
 
 
-def runs(p: dict[str, Any]) -> list:
+def runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``attention`` or ``cost_law``), ``T``, ``seed`` and, for the cost
     law, ``T0`` and ``width``."""
-    from transformer_theory.training.experiments import ExperimentRun
-
     out = []
     for seed in p["seeds"]:
         run = _run(p, attention_model(p), "specific_positions", {"P": list(p["positions"]), "d": 2}, p["seq_len"],
@@ -121,6 +120,9 @@ def runs(p: dict[str, Any]) -> list:
                 out.append(ExperimentRun({"part": "cost_law", "T": p["cost_seq_len"], "T0": T0, "width": width,
                                           "seed": seed}, run))
     return out
+
+
+EXPERIMENT = Experiment("09_aggregation_cost", DEFAULTS, runs)
 
 
 def decoder_parameters(config: TransformerConfig) -> int:

@@ -9,12 +9,12 @@ RNG states, the metric history and the training time so far.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from transformer_theory.pipeline.results import write_file_atomic
 from transformer_theory.training.config import ENGINE_VERSION
 
 #: Version of the checkpoint layout (independent of the training semantics in ``ENGINE_VERSION``).
@@ -23,19 +23,8 @@ CHECKPOINT_FORMAT = 1
 
 def save_checkpoint(path: str | os.PathLike, task_key: str, state: dict[str, Any]) -> None:
     """Write ``state`` for ``task_key`` to ``path`` atomically (temporary file, fsync, rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": CHECKPOINT_FORMAT, "engine_version": ENGINE_VERSION, "task": task_key, **state}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(payload, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_file_atomic(path, lambda fh: torch.save(payload, fh), binary=True)
 
 
 def load_checkpoint(path: str | os.PathLike, task_key: str) -> dict[str, Any] | None:

@@ -11,9 +11,10 @@ and drives one tqdm bar here (steps of all tasks, best validation NMSE, ETA).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -42,19 +43,37 @@ def _worker_task(task: Task, root: str, options: TrainOptions) -> list[tuple[dic
     return [(r, store.weights(run) if options.save_weights else None) for run, r in zip(task.runs, records)]
 
 
-def _run_on_dask(tasks: list[Task], store: RunStore, options: TrainOptions, scheduler: str | None,
-                 n_workers: int) -> None:
-    import dask
-    from distributed import Client, LocalCluster, as_completed
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` of the cluster at ``scheduler``, or of a new ``LocalCluster`` with ``n_workers``
+    single-threaded worker processes (default: one per core); closed (the local cluster shut down) on exit.
 
+    The project's one executor of independent training jobs: the engine's tasks and the Tikhonov runs.
+    """
+    import dask
+    from distributed import Client, LocalCluster
+
+    if n_workers is not None:
+        non_negative_int("n_workers", n_workers)
     if scheduler is not None:
         cluster, client = None, Client(scheduler)
     else:
         # forkserver: workers that have imported torch exit at once on close (spawned ones linger ~4 s until killed)
         with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
-            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.WARNING)
+            cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.WARNING)
         client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _run_on_dask(client: Any, tasks: list[Task], store: RunStore, options: TrainOptions) -> None:
+    from distributed import as_completed
+
     total = sum(t.runs[0].steps for t in tasks)
     done: dict[str, int] = {}
     best: dict[str, float] = {}
@@ -83,9 +102,6 @@ def _run_on_dask(tasks: list[Task], store: RunStore, options: TrainOptions, sche
     finally:
         bar.close()
         client.unsubscribe_topic(PROGRESS_TOPIC)
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def train_runs(runs: Sequence[RunConfig], store: RunStore, *, scheduler: str | None = None,
@@ -106,7 +122,8 @@ def train_runs(runs: Sequence[RunConfig], store: RunStore, *, scheduler: str | N
         for task in tasks:
             train_task(task, store, options)
     elif tasks:
-        _run_on_dask(tasks, store, options, scheduler, n_workers or os.cpu_count() or 1)
+        with dask_client(scheduler, n_workers) as client:
+            _run_on_dask(client, tasks, store, options)
     records = [store.get(run) for run in runs]
     if any(r is None for r in records):
         raise RuntimeError("some runs did not produce a valid record in the store")

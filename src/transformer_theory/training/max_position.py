@@ -35,6 +35,7 @@ from transformer_theory.pipeline.paths import project_root
 from transformer_theory.pipeline.provenance import environment
 from transformer_theory.pipeline.results import write_json_atomic
 from transformer_theory.training.config import RunConfig
+from transformer_theory.training.experiment import Experiment, ExperimentRun
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
 DEFAULTS: dict[str, Any] = {
@@ -104,11 +105,9 @@ def _run(p: dict[str, Any], model: TransformerConfig, target: str, args: dict, T
                      train_size=None, val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
 
 
-def runs(p: dict[str, Any]) -> list:
+def runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``one_layer``, ``two_layer``, ``probe``), ``layers``, ``heads``,
     ``k`` (or ``D``), ``T`` and ``seed``."""
-    from transformer_theory.training.experiments import ExperimentRun
-
     out = []
     E, n = p["embed_dim"], p["head_dim"]
     kth = [("one_layer", [1], k) for k in p["ks"]] + [("two_layer", [1, 1], p["two_layer_k"])]
@@ -127,6 +126,9 @@ def runs(p: dict[str, Any]) -> list:
             out.append(ExperimentRun({"part": "probe", "layers": 2, "heads": list(heads), "D": p["probe_D"],
                                       "T": p["probe_seq_len"], "seed": seed}, run))
     return out
+
+
+EXPERIMENT = Experiment("08_max_position_retrieval", DEFAULTS, runs)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -8,7 +8,10 @@ file counts as missing, so the run is trained again. Unfinished tasks keep their
 ``checkpoints/`` and the final weights of each run are kept beside its record (``<key>.pt``).
 
 Locations: ``build/runs/<profile>/`` by default; the committed book-profile runs live in
-``results/<profile>/runs/`` and are read first (:func:`default_store`).
+``results/<profile>/runs/`` and are read first (:func:`default_store`); ``$TRANSFORMER_THEORY_RUNS``
+replaces both (``make reproduce`` trains into a fresh store). :class:`RecordStore` is the same store for
+records of any kind (the Tikhonov runs of :mod:`~transformer_theory.training.tikhonov` use it, in the
+subfolder ``tikhonov/``).
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from transformer_theory.pipeline.paths import build_dir, project_root
+from transformer_theory.pipeline.paths import run_store_folders
 from transformer_theory.pipeline.results import write_json_atomic
 from transformer_theory.training.config import ENGINE_VERSION, RunConfig
 
@@ -51,8 +54,10 @@ def valid_record(record: Any, run: RunConfig) -> bool:
         return False
 
 
-class RunStore:
-    """Records under ``root`` (written there); ``read_also`` are further folders searched first, read-only."""
+class RecordStore:
+    """JSON records named by their key under ``root`` (written there, atomically); ``read_also`` are further
+    folders searched first, read-only. A record counts only if it is a JSON object that passes the caller's
+    check: a corrupt, truncated, stale or foreign file counts as missing."""
 
     def __init__(self, root: str | os.PathLike, read_also: Sequence[str | os.PathLike] = ()) -> None:
         self.root = Path(root)
@@ -60,6 +65,25 @@ class RunStore:
 
     def record_path(self, key: str, root: Path | None = None) -> Path:
         return (root or self.root) / f"{key}.json"
+
+    def read(self, key: str, valid: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+        """The first record named ``key`` (``read_also`` first, then ``root``) for which ``valid`` holds, or ``None``."""
+        for root in [*self.read_also, self.root]:
+            try:
+                record = json.loads(self.record_path(key, root).read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(record, dict) and valid(record):
+                return record
+        return None
+
+    def write(self, key: str, record: dict[str, Any]) -> None:
+        write_json_atomic(self.record_path(key), record)
+
+
+class RunStore(RecordStore):
+    """Records of :class:`RunConfig` runs (see the module docstring), with their weights and the tasks'
+    checkpoints under ``root``."""
 
     def weights_path(self, key: str) -> Path:
         return self.root / f"{key}.pt"
@@ -69,14 +93,7 @@ class RunStore:
 
     def get(self, run: RunConfig) -> dict[str, Any] | None:
         """The stored record of ``run``, or ``None`` (absent, corrupt or stale: train it again)."""
-        for root in [*self.read_also, self.root]:
-            try:
-                record = json.loads(self.record_path(run.key, root).read_text())
-            except (OSError, ValueError):
-                continue
-            if valid_record(record, run):
-                return record
-        return None
+        return self.read(run.key, lambda record: valid_record(record, run))
 
     def put(self, run: RunConfig, record: dict[str, Any], weights: dict[str, torch.Tensor] | None = None) -> None:
         """Store ``record`` (checked against ``run``) and optionally the trained ``weights``."""
@@ -87,7 +104,7 @@ class RunStore:
             tmp = self.weights_path(run.key).with_suffix(".pt.tmp")
             torch.save(weights, tmp)
             os.replace(tmp, self.weights_path(run.key))
-        write_json_atomic(self.record_path(run.key), record)
+        self.write(run.key, record)
 
     def weights(self, run: RunConfig) -> dict[str, torch.Tensor] | None:
         """The trained parameters of ``run`` if they were kept (a model's ``state_dict``)."""
@@ -99,5 +116,7 @@ class RunStore:
 
 
 def default_store(profile: str) -> RunStore:
-    """``build/runs/<profile>/``, reading the committed ``results/<profile>/runs/`` first."""
-    return RunStore(build_dir() / "runs" / profile, read_also=[project_root() / "results" / profile / "runs"])
+    """``build/runs/<profile>/``, reading the committed ``results/<profile>/runs/`` first (or the store named
+    by ``$TRANSFORMER_THEORY_RUNS`` alone; see :func:`~transformer_theory.pipeline.paths.run_store_folders`)."""
+    root, read_also = run_store_folders(profile)
+    return RunStore(root, read_also=read_also)

@@ -16,16 +16,16 @@ Conventions of the official code, kept here: the block is SA *then* FF (the pape
 uses FF then SA); ``torch.optim.Adam(weight_decay=ε)`` adds ε·θ to the gradient, i.e. it
 minimises L + (ε/2)‖θ‖², whereas the plotted threshold is ε‖θ*‖² (the inequality still holds,
 with room to spare).
+
+The chapter's trainings run as stored, resumable runs on the engine's Dask executor:
+:mod:`~transformer_theory.training.tikhonov_runs`.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
 import random
-import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,8 +47,6 @@ __all__ = [
     "StageResult",
     "tikhonov_bound",
     "epsilon_sweep",
-    "Experiment",
-    "run_experiments",
     "fit_slope",
     "frozen_eta_loss_bound",
 ]
@@ -305,48 +303,6 @@ def epsilon_sweep(
             final = hausdorff_to_singleton_loss(model(inputs), targets).item()
         stages.append(StageResult(float(eps), losses, final, squared_norm(model)))
     return stages
-
-
-@dataclass
-class Experiment:
-    """One independent training run of the chapter: a fresh model from ``seed``, trained successively
-    at each ``eps`` for the matching number of ``epochs`` (one ε: Fig. 1a; several: Fig. 1b)."""
-
-    name: str
-    eps: Sequence[float]
-    epochs: Sequence[int]
-    frozen: Mapping[str, float] | None = None
-
-
-def _run_experiment(experiment: Experiment, N: int, d: int, n: int, seed: int) -> tuple[list[StageResult], float]:
-    torch.set_num_threads(1)  # tiny tensors: one thread per run, one run per core
-    data, model = setup_experiment(N=N, d=d, n=n, seed=seed)
-    start = time.perf_counter()
-    stages = epsilon_sweep(
-        model, data.inputs, data.targets, experiment.eps, experiment.epochs, frozen=experiment.frozen, progress=False
-    )
-    return stages, time.perf_counter() - start
-
-
-def run_experiments(
-    experiments: Sequence[Experiment], N: int = 10, d: int = 16, n: int = 100, seed: int = 0, jobs: int = 2
-) -> dict[str, tuple[list[StageResult], float]]:
-    """Run independent experiments in ``jobs`` processes (longest first); name -> (stages, seconds).
-
-    Each run seeds its own data and model, so the results do not depend on ``jobs`` or on the order.
-    """
-    _check_positive_int(jobs=jobs)
-    names = [e.name for e in experiments]
-    if len(set(names)) != len(names):
-        raise ValueError(f"experiment names must be distinct, got {names}")
-    for e in experiments:
-        if len(e.eps) != len(e.epochs) or not e.eps:
-            raise ValueError(f"experiment {e.name!r}: eps and epochs must be non-empty and of equal length")
-    ordered = sorted(experiments, key=lambda e: -sum(e.epochs))
-    context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = {e.name: pool.submit(_run_experiment, e, N, d, n, seed) for e in ordered}
-        return {name: futures[name].result() for name in names}
 
 
 def fit_slope(eps_list: Sequence[float], min_losses: Sequence[float]) -> float:

@@ -14,6 +14,7 @@ from typing import Any
 
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.training.config import RunConfig
+from transformer_theory.training.experiment import Experiment, ExperimentRun
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
 DEFAULTS: dict[str, Any] = {
@@ -43,10 +44,8 @@ def model(h1: int, h2: int, E: int, p: dict[str, Any]) -> TransformerConfig:
                              encoder_width=p["encoder_width"], cls_token=True, readout_dim=1, cls_only_last=True)
 
 
-def runs(p: dict[str, Any]) -> list:
+def runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """Every (configuration, T, seed) run, tagged ``h1, h2, E, T, seed``."""
-    from transformer_theory.training.experiments import ExperimentRun
-
     out = []
     shortest = min(p["seq_lens"])
     for T in p["seq_lens"]:
@@ -60,3 +59,6 @@ def runs(p: dict[str, Any]) -> list:
                                 seed=seed)
                 out.append(ExperimentRun({"h1": h1, "h2": h2, "E": E, "T": T, "seed": seed}, run))
     return out
+
+
+EXPERIMENT = Experiment("11_triangle_center", DEFAULTS, runs)

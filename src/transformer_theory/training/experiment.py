@@ -1,0 +1,98 @@
+"""What an experiment is: named defaults (a chapter's parameters) that build a list of tagged runs, and the
+InfoFlow/P1 model and run every experiment of the book trains.
+
+Every model is the InfoFlow/P1 model of :mod:`transformer_theory.models`: a two-layer ReLU encoder, a CLS
+token, no positional encoding, no LayerNorm, residual GeLU FFNs and a linear CLS readout (the last layer
+computes only the CLS query). The registry of the book's experiments is
+:data:`transformer_theory.training.experiments.EXPERIMENTS`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from transformer_theory.models.config import TransformerConfig
+from transformer_theory.training.config import RunConfig
+
+#: Training settings shared by the experiments (InfoFlow §4 with the sizes measured on CPU).
+TRAINING_DEFAULTS: dict[str, Any] = {
+    "steps": 8000,
+    "batch_size": 256,
+    "lr": 3e-3,
+    "warmup": 200,
+    "weight_decay": 1e-2,
+    "train_size": 100_000,  # InfoFlow §4 (as summarised): tens to hundreds of thousands of i.i.d. samples
+    "val_size": 4096,
+    "eval_every": 100,
+    "seeds": [0, 1],
+    "ffn_width": 64,
+    "encoder_width": 32,
+}
+
+
+@dataclass(frozen=True)
+class ExperimentRun:
+    """One run of an experiment and the tags a chapter tabulates it by (``layers``, ``heads``, ``T``, ...)."""
+
+    tags: dict[str, Any]
+    config: RunConfig
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    defaults: dict[str, Any]
+    build: Callable[[dict[str, Any]], list[ExperimentRun]]
+
+    def parameters(self, values: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The defaults overridden by ``values``; an unknown name raises ``ValueError``."""
+        values = dict(values or {})
+        unknown = sorted(set(values) - set(self.defaults))
+        if unknown:
+            hint = difflib.get_close_matches(unknown[0], list(self.defaults), n=1)
+            raise ValueError(f"experiment {self.name!r}: unknown parameter {unknown[0]!r}"
+                             + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                             + f"; valid: {', '.join(self.defaults)}")
+        return {**self.defaults, **values}
+
+    def runs(self, values: dict[str, Any] | None = None) -> list[ExperimentRun]:
+        return self.build(self.parameters(values))
+
+
+def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head_dim: int,
+                   ffn_width: int) -> TransformerConfig:
+    """The InfoFlow/P1 model on tokens of dimension 4 with ``heads`` per layer (encoder width from ``p``)."""
+    return TransformerConfig(d=4, heads=tuple(heads), embed_dim=embed_dim, head_dim=head_dim, ffn_width=ffn_width,
+                             encoder_width=p["encoder_width"], cls_token=True, readout_dim=1, cls_only_last=True)
+
+
+def experiment_run(p: dict[str, Any], model: TransformerConfig, target: str, target_args: dict, seq_len: int,
+                   seed: int) -> RunConfig:
+    """A run of ``model`` on ``target`` with the training settings of ``p`` (see :data:`TRAINING_DEFAULTS`)."""
+    return RunConfig(model=model, target=target, target_args=target_args, seq_len=seq_len, steps=p["steps"],
+                     batch_size=p["batch_size"], lr=p["lr"], warmup=p["warmup"], weight_decay=p["weight_decay"],
+                     train_size=p["train_size"], val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
+
+
+def best_over_seeds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per configuration (the tags without ``seed``): the minimum over seeds of the best validation
+    NMSE (the statistic InfoFlow and its predecessor report), with the seeds' values beside it."""
+    rows: dict[str, dict[str, Any]] = {}
+    for tags, record in results:
+        config = {k: v for k, v in tags.items() if k != "seed"}
+        row = rows.setdefault(repr(sorted(config.items())), {**config, "seed_nmse": {}})
+        row["seed_nmse"][tags.get("seed")] = record["best_nmse"]
+    for row in rows.values():
+        finite = [v for v in row["seed_nmse"].values() if v is not None]
+        row["nmse"] = min(finite) if finite else None
+    return list(rows.values())
+
+
+def training_seconds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> float:
+    """Training wall time of ``results`` (``(tags, record)`` pairs): the sum over the distinct tasks they were
+    trained in (the runs of one task share its time), each counted once."""
+    tasks = {record["task"]["key"]: record["wall_time_s"] for _, record in results}
+    return float(sum(tasks.values()))

@@ -1,0 +1,149 @@
+"""The Tikhonov chapter's trainings as stored runs (Paper A §6): the Dask path gives the serial numbers bit for
+bit, records are reused, damaged or stale ones are trained again, losses read back exactly, bad input is
+refused before any training."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from transformer_theory.pipeline.paths import RUNS_ENV
+from transformer_theory.training import tikhonov_runs
+from transformer_theory.training.store import RecordStore
+from transformer_theory.training.tikhonov import epsilon_sweep, setup_experiment
+from transformer_theory.training.tikhonov_runs import (TIKHONOV_VERSION, Experiment, default_tikhonov_store,
+                                                       run_config, run_experiments, run_key)
+
+SIZES = {"N": 4, "d": 6, "n": 8, "seed": 3}
+EXPERIMENTS = [Experiment("b", [0.1, 0.01], [40, 20]), Experiment("frozen", [0.1], [30], {"eta": 0.0})]
+
+
+@pytest.fixture
+def trained(monkeypatch) -> list:
+    """Configurations trained in this process (the real training, counted)."""
+    calls = []
+    real = tikhonov_runs.train_run
+
+    def counting(config):
+        calls.append(run_key(config))
+        return real(config)
+
+    monkeypatch.setattr(tikhonov_runs, "train_run", counting)
+    return calls
+
+
+def serial(store) -> dict:
+    return run_experiments(EXPERIMENTS, **SIZES, store=store, n_workers=0)
+
+
+def direct(experiment: Experiment):
+    """The experiment trained the textbook way, in one thread."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        data, model = setup_experiment(N=SIZES["N"], d=SIZES["d"], n=SIZES["n"], seed=SIZES["seed"])
+        return epsilon_sweep(model, data.inputs, data.targets, experiment.eps, experiment.epochs,
+                             frozen=experiment.frozen, progress=False)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def same(a, b) -> bool:
+    return len(a) == len(b) and all(
+        np.array_equal(x.losses, y.losses) and x.final_loss == y.final_loss and x.final_sq_norm == y.final_sq_norm
+        and x.eps == y.eps for x, y in zip(a, b))
+
+
+def test_dask_and_serial_runs_are_the_direct_training_bit_for_bit(tmp_path: Path) -> None:
+    expected = {e.name: direct(e) for e in EXPERIMENTS}
+    on_dask = run_experiments(EXPERIMENTS, **SIZES, store=tmp_path / "dask", n_workers=2)
+    here = serial(tmp_path / "serial")
+    for name in expected:
+        assert same(on_dask[name][0], expected[name]) and same(here[name][0], expected[name])
+        assert on_dask[name][1] > 0
+    assert on_dask["frozen"][0][0].min_loss > on_dask["b"][0][0].min_loss > 0  # different runs, not one twice
+    records = [json.loads(p.read_text()) for p in sorted((tmp_path / "dask").glob("*.json"))]
+    assert len(records) == 2 and all(r["tikhonov_version"] == TIKHONOV_VERSION and r["threads"] == 1 for r in records)
+    assert all(r["git"]["commit"] and r["versions"]["torch"] and r["losses_precision"] == "float32" for r in records)
+
+
+def test_stored_runs_are_reused(tmp_path: Path, trained: list) -> None:
+    first = serial(tmp_path)
+    assert len(trained) == 2
+    again = serial(tmp_path)
+    assert len(trained) == 2 and all(same(first[k][0], again[k][0]) and first[k][1] == again[k][1] for k in first)
+    renamed = run_experiments([Experiment("other name", [0.1], [30], {"eta": 0.0})], **SIZES, store=tmp_path,
+                              n_workers=0)
+    assert len(trained) == 2 and same(renamed["other name"][0], first["frozen"][0])  # the name is only a label
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "stale version", "other config", "short losses",
+                                    "string loss"])
+def test_damaged_records_are_trained_again(tmp_path: Path, trained: list, damage: str) -> None:
+    first = serial(tmp_path)
+    key = run_key(run_config(EXPERIMENTS[0], **SIZES))
+    path = tmp_path / f"{key}.json"
+    text = path.read_text()
+    record = json.loads(text)
+    if damage == "garbage":
+        path.write_text("{ not json")
+    elif damage == "truncated":
+        path.write_text(text[: len(text) // 2])
+    else:
+        if damage == "stale version":
+            record["tikhonov_version"] = TIKHONOV_VERSION - 1
+        elif damage == "other config":
+            record["config"]["lr"] = 1.0
+        elif damage == "short losses":
+            record["stages"][1]["losses"].pop()
+        else:
+            record["stages"][0]["losses"][3] = "0.5"
+        path.write_text(json.dumps(record))
+    again = serial(tmp_path)
+    assert trained[2:] == [key]  # only the damaged run
+    assert all(same(first[k][0], again[k][0]) for k in first)
+
+
+def test_losses_are_stored_short_and_read_back_exactly(tmp_path: Path) -> None:
+    (stages, _), = run_experiments([Experiment("a", [0.1], [200])], **SIZES, store=tmp_path, n_workers=0).values()
+    record = json.loads(next(tmp_path.glob("*.json")).read_text())
+    stored = record["stages"][0]["losses"]
+    assert np.array_equal(stages[0].losses, stages[0].losses.astype(np.float32))  # float32 numbers
+    assert all(len(repr(v)) <= 15 for v in stored)  # shortest float32 decimals, not 17-digit doubles
+    assert not np.array_equal(np.asarray(stored), stages[0].losses)  # so they are not the doubles themselves...
+    assert np.array_equal(np.asarray(stored).astype(np.float32).astype(np.float64), stages[0].losses)  # ...but exact
+
+
+def test_default_store_reads_the_committed_runs_first(tiny_project: Path, monkeypatch) -> None:
+    monkeypatch.delenv(RUNS_ENV, raising=False)
+    store = default_tikhonov_store("book")
+    assert store.root == tiny_project / "build" / "runs" / "book" / "tikhonov"
+    assert store.read_also == [tiny_project / "results" / "book" / "runs" / "tikhonov"]
+    monkeypatch.setenv(RUNS_ENV, str(tiny_project / "fresh"))
+    store = default_tikhonov_store("book")
+    assert store.root == tiny_project / "fresh" / "tikhonov" and store.read_also == []
+
+
+@pytest.mark.parametrize("experiments, match", [
+    ([Experiment("x", [0.1], [1]), Experiment("x", [0.1], [1])], "distinct"),
+    ([Experiment("x", [0.1, 0.01], [1])], "equal length"),
+    ([Experiment("x", [], [])], "non-empty"),
+    ([Experiment("x", [0.0], [1])], "eps"),
+    ([Experiment("x", [0.1], [0])], "epochs"),
+    ([Experiment("x", [0.1], [1], {"eta": float("nan")})], "frozen"),
+])
+def test_bad_input_is_refused_before_training(tmp_path: Path, trained: list, experiments, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        run_experiments(experiments, **SIZES, store=tmp_path, n_workers=0)
+    with pytest.raises(ValueError, match="n_workers"):
+        run_experiments(EXPERIMENTS, **SIZES, store=tmp_path, n_workers=-1)
+    assert trained == [] and not list(tmp_path.glob("*.json"))
+
+
+def test_a_record_store_ignores_foreign_json(tmp_path: Path) -> None:
+    (tmp_path / "k.json").write_text("[1, 2]")
+    assert RecordStore(tmp_path).read("k", lambda record: True) is None
