@@ -1,5 +1,5 @@
-"""The run lists, criteria and measurements of chapters 08 (Theorem 2, the probe of InfoFlow §4.3), 09 (the
-cost law, the CLS attention of §4.4) and 11 (the triangle center, §4.2)."""
+"""The run lists, criteria and measurements of chapters 08 (Theorem 2, the probe of InfoFlow §4.3) and 09 (the
+cost law, the CLS attention of §4.4)."""
 
 from __future__ import annotations
 
@@ -11,20 +11,7 @@ import torch
 
 from conftest import ROOT
 from transformer_theory.models import Transformer, TransformerConfig
-from transformer_theory.training import aggregation, experiment, max_position, plan_tasks, triangle_center
-
-
-def test_triangle_center_runs() -> None:
-    runs = experiment("11_triangle_center").runs()
-    assert {(r.tags["h1"], r.tags["h2"], r.tags["E"]) for r in runs} == {(2, 2, 24), (4, 4, 24), (4, 4, 48)}
-    assert sorted({r.tags["T"] for r in runs}) == [8, 16, 32, 64]
-    for r in runs:
-        m = r.config.model
-        assert r.config.target == "triangle_center" and m.d == 2 and m.heads == (r.tags["h1"], r.tags["h2"])
-        assert m.width == r.tags["E"] and m.head_dim * r.tags["h1"] == r.tags["E"] and m.max_len is None
-        assert r.config.steps == (6000 if r.tags["T"] == 8 else 2000) and r.config.train_size == 50_000
-    with pytest.raises(ValueError, match="multiple of h1"):
-        triangle_center.model(4, 4, 30, triangle_center.DEFAULTS)
+from transformer_theory.training import aggregation, experiment, max_position, plan_tasks
 
 
 def test_max_position_runs() -> None:
