@@ -16,6 +16,7 @@ Two parts, one run list:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,8 @@ from transformer_theory.pipeline.paths import project_root
 from transformer_theory.pipeline.provenance import environment
 from transformer_theory.pipeline.results import write_json_atomic
 from transformer_theory.training.config import RunConfig
-from transformer_theory.training.experiment import Experiment, ExperimentRun
+from transformer_theory.training.experiment import Experiment, ExperimentRun, best_over_seeds
+from transformer_theory.training.store import RunStore
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
 DEFAULTS: dict[str, Any] = {
@@ -46,7 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "cost_embed_dim": 4,
     "cost_widths": [4, 8, 16, 32, 64],
     "cost_steps": 4000,
-    "cost_seeds": [0, 1],
+    "cost_seeds": [0],
     "target_seed": 0,
     "batch_size": 256,
     "lr": 3e-3,
@@ -212,6 +214,72 @@ def cls_attention(model: Transformer, X: np.ndarray) -> np.ndarray:
     with torch.no_grad():
         trace = model.trace(torch.as_tensor(np.asarray(X), dtype=next(model.parameters()).dtype))
     return trace.attention[-1][..., -1, :].double().numpy()
+
+
+def trained_model(run: RunConfig, store: RunStore) -> Transformer:
+    """The trained model of ``run``, its weights read from ``store`` (``ValueError`` if they were not kept)."""
+    weights = store.weights(run)
+    if weights is None:
+        raise ValueError(f"run {run.key}: no weights in the store (train it with save_weights)")
+    model = Transformer(run.model)
+    model.load_state_dict(weights)
+    return model.eval()
+
+
+def attention_summary(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], parameters: dict[str, Any] | None,
+                      store: RunStore, n_samples: int = 2048, seed: int = 0) -> dict[str, Any]:
+    """The CLS attention of the trained §4.4 model with the best NMSE (over the ``attention`` runs of
+    ``results``) on ``n_samples`` fresh inputs drawn with ``seed``: ``weights`` (n_samples, T) over the input
+    positions, their ``mean`` and ``std`` over the samples, ``to_cls`` (the mean weight on the CLS token itself),
+    ``observed`` (:func:`attention_observed`), the run's ``seed`` and ``nmse``."""
+    p = EXPERIMENT.parameters(parameters)
+    runs = {r.config.key: r for r in EXPERIMENT.runs(p) if r.tags["part"] == "attention"}
+    trained = [(tags, record) for tags, record in results if tags["part"] == "attention"
+               and record["best_nmse"] is not None]
+    if not trained:
+        raise ValueError("results hold no attention run with a finite NMSE")
+    tags, record = min(trained, key=lambda tr: tr[1]["best_nmse"])
+    model = trained_model(runs[record["key"]].config, store)
+    tree = targets.specific_positions(tuple(p["positions"]), d=2)
+    X = tree.sample_inputs(n_samples, p["seq_len"], np.random.default_rng(seed))
+    w = cls_attention(model, X)[:, 0, :]  # (n, T + 1): one head
+    inputs = w[:, : p["seq_len"]]
+    mean, std = inputs.mean(axis=0), inputs.std(axis=0)
+    return {"seed": tags["seed"], "nmse": record["best_nmse"], "weights": inputs, "mean": mean, "std": std,
+            "to_cls": float(w[:, -1].mean()), "observed": attention_observed(mean, std, list(p["positions"]))}
+
+
+def cost_law_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+                   parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One row per (T0, width) of the ``cost_law`` runs of ``results``: ``T0``, ``width``, ``nmse`` (best over
+    seeds), ``seed_nmse``, the counted ``parameters`` (:func:`decoder_parameters`) and the calculator's
+    ``predicted_exponent``."""
+    p = EXPERIMENT.parameters(parameters)
+    exponent = {r["T0"]: r["exponent"] for r in predictions(p) if r["part"] == "cost_law"}
+    rows = best_over_seeds([({k: v for k, v in tags.items() if k != "part"}, record)
+                            for tags, record in results if tags["part"] == "cost_law"])
+    for row in rows:
+        row.update(parameters=decoder_parameters(cost_model(p, row["width"])), predicted_exponent=exponent[row["T0"]])
+    return sorted(rows, key=lambda r: (r["T0"], r["width"]))
+
+
+def cost_law(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The committed cost-law criterion (:func:`cost_law_observed`) on the rows of :func:`cost_law_table`, with
+    the predicted slopes ``-2/k`` beside the measured ones. ``ValueError`` if a run diverged or no pair of T0 is
+    compared (the criterion would hold vacuously)."""
+    if any(r["nmse"] is None for r in rows):
+        raise ValueError(f"cost law: runs without a finite NMSE: {[(r['T0'], r['width']) for r in rows if r['nmse'] is None]}")
+    nmse: dict[int, dict[int, float]] = {}
+    for r in rows:
+        nmse.setdefault(r["T0"], {})[r["width"]] = r["nmse"]
+    exponent = {r["T0"]: r["predicted_exponent"] for r in rows}
+    params = {r["width"]: r["parameters"] for r in rows}
+    judged = cost_law_observed(nmse, params, exponent)
+    if not judged["pairs"]:
+        raise ValueError(f"cost law: no two T0 whose predicted exponents differ by {CRITERION['exponent_gap']} "
+                         f"or more ({exponent}): nothing to compare")
+    judged["predicted_slopes"] = {T0: -2.0 / k for T0, k in exponent.items()}
+    return judged
 
 
 if __name__ == "__main__":  # pragma: no cover - the command that writes the committed predictions
