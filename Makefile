@@ -5,6 +5,8 @@ SHELL := bash
 
 PROFILE ?= book
 JOBS ?= 2
+NOTEBOOKS ?=
+yes = $(filter 1 yes true,$(1))
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -14,7 +16,7 @@ NAMES := $(notdir $(basename $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))))
 EXECUTED := $(NAMES:%=build/executed/$(PROFILE)/%.ipynb)
 SRC := $(shell find src -name '*.py' 2>/dev/null)
 
-.PHONY: book test execute html lab reproduce benchmark clean
+.PHONY: book test execute html lab reproduce accept benchmark clean
 
 ## set-up: the virtual environment with the pinned stack (a second call installs nothing)
 $(STAMP): requirements.txt pyproject.toml
@@ -49,11 +51,18 @@ test: $(STAMP)
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks
 
-## recompute the committed results of $(PROFILE) (results/$(PROFILE)/*.json) from scratch
+## recompute $(PROFILE) from scratch into build/reproduce/$(PROFILE)/ (notebooks, results JSONs and a fresh run
+## store: results/ is only read) and print the recomputed key numbers and best NMSEs against the committed ones,
+## with the time of each part. ACCEPT=1: then copy them into results/$(PROFILE)/. RESUME=1: keep what an
+## interrupted reproduction finished (its trainings resume from their checkpoints). NOTEBOOKS="05_tikhonov ...":
+## only these chapters.
 reproduce: $(STAMP)
-	rm -rf build/executed/$(PROFILE) build/results/$(PROFILE)
-	$(MAKE) --no-print-directory execute PROFILE=$(PROFILE)
-	mkdir -p results/$(PROFILE) && cp build/results/$(PROFILE)/*.json results/$(PROFILE)/
+	$(if $(call yes,$(RESUME)),,rm -rf build/reproduce/$(PROFILE))
+	$(PY) -m transformer_theory reproduce --profile $(PROFILE) $(if $(call yes,$(ACCEPT)),--accept) $(NOTEBOOKS)
+
+## copy the last `make reproduce` of $(PROFILE) into results/$(PROFILE)/ without recomputing anything
+accept: $(STAMP)
+	$(PY) -m transformer_theory reproduce --profile $(PROFILE) --no-run --accept $(NOTEBOOKS)
 
 benchmark: $(STAMP)
 	for f in benchmarks/*.py; do $(PY) $$f; done

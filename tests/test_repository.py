@@ -130,3 +130,24 @@ def test_requirements_pinned_exactly() -> None:
     for needed in ("sphinx-mathjax-offline", "sphinx-proof", "sphinxcontrib-bibtex", "papermill", "nbval",
                    "jupyterlab", "numpy", "matplotlib", "tqdm", "pytest", "hypothesis", "playwright"):
         assert needed in pins, f"requirements.txt misses {needed}"
+
+
+#: References a reader cannot open: the project's background notes and their provenance tags.
+UNPUBLISHED_SOURCE = re.compile(r"spec §|\[(INF|SEED|UNK)\]|\[V-|shared/(papers|seeds)|seed summar", re.IGNORECASE)
+
+
+def test_library_notebooks_and_book_cite_only_what_a_reader_can_open() -> None:
+    files = [*(ROOT / "src").rglob("*.py"), *NOTEBOOKS, *(ROOT / "book").glob("*.md"), ROOT / "README.md"]
+    hits = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+            for path in files for number, line in enumerate(path.read_text().splitlines(), 1)
+            if UNPUBLISHED_SOURCE.search(line)]
+    assert not hits, "cite the papers, the bibliography or book/reconstruction.md instead:\n" + "\n".join(hits)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_defines_no_functions(path) -> None:
+    """Notebooks are thin: a function or class a chapter needs belongs in the library, tested there."""
+    nodes = [node for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"
+             for node in ast.walk(ast.parse(c.source))]
+    defined = [node.name for node in nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    assert not defined, f"{path.name} defines {defined}: move them into the library"

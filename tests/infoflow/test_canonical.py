@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from rewrites import build, specs
 
 from transformer_theory.infoflow import (Architecture, Custom, Linear, Positions, Reduction, Tree, canonicalize,
-                                         kth_largest, predict, propagate)
+                                         kth_largest, masked_kth_largest, predict, propagate)
 
 archs = st.builds(lambda heads, E: Architecture(heads, E, 4, positional=True),
                   st.lists(st.integers(1, 3), min_size=1, max_size=3), st.sampled_from([8, 16]))
@@ -85,18 +85,10 @@ def test_a_non_additive_closed_reduction_is_read_before():
     assert predict(prod, _arch((1, 1)), 7).efficient
 
 
-def _masked(k, q, b):
-    def rank(j, value=None):
-        return Reduction("max", "t", Linear("t", q), exclude=tuple(rank(i) for i in range(1, j)), value=value)
-    return Tree([rank(k, Linear("t", b))], input_dim=4, name=f"masked({k})")
-
-
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
 @pytest.mark.parametrize("heads", [(1,), (2,), (1, 1), (1, 1, 1)])
 def test_kth_largest_as_rank_or_as_masked_maxima(k, heads):
-    ref = kth_largest(k)
-    q, b = ref.params["q"], ref.params["b"]
-    masked = _masked(k, q, b)
+    ref, masked = kth_largest(k), masked_kth_largest(k)
     X = ref.sample_inputs(20, 9, 4)
     np.testing.assert_allclose(masked(X), ref(X))
     a, m = predict(ref, _arch(heads), 9), predict(masked, _arch(heads), 9)

@@ -107,6 +107,14 @@ def test_toy_dataset_of_fig5() -> None:
     assert stages == ["embedding", "separation", "re-embedding", "leader_selection", "collapse", "interpolation"]
 
 
+def test_toy_dataset_exact_holds_the_decimals() -> None:
+    exact, floats = toy_dataset(exact=True), toy_dataset()
+    assert exact.is_rational and not floats.is_rational
+    assert tuple(exact.inputs[1][1]) == (Fraction(2, 5), Fraction(-1, 20))  # not the float nearest to -0.05
+    for a, b in zip([*exact.inputs, *exact.targets], [*floats.inputs, *floats.targets]):
+        np.testing.assert_array_equal(a.astype(float), b)
+
+
 def test_separation_leaves_enough_private_tokens() -> None:
     ds = random_dataset(7, 3, seed=5, shared_pool=5)
     model = build_interpolator(ds)

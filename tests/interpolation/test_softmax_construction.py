@@ -24,7 +24,7 @@ from transformer_theory.models.export import to_torch
 from strategies.interpolation import datasets
 from transformer_theory.interpolation.examples import FAMILIES
 
-SOFT = {"slot_offset": 0.05, "sphere_radius": 10.0}  # spec §8.6: the box tokens set τ* (d <= 3; 10·d in general)
+SOFT = {"slot_offset": 0.05, "sphere_radius": 10.0}  # the box tokens set τ* (d <= 3; 10·d in general)
 
 
 def build(ds: SequenceDataset, **kwargs) -> SoftmaxTransformer:

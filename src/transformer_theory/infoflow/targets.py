@@ -90,6 +90,20 @@ def kth_largest(k: int, d: int = 4, seed: int = 0) -> Tree:
                 description=f"b^T x(t_{k}), t_{k} = position of the {k}-th largest q^T x(t)")
 
 
+def masked_kth_largest(k: int, d: int = 4, seed: int = 0) -> Tree:
+    """:func:`kth_largest` written another way: a max of ``q^T x(t)`` that masks the positions of the first
+    ``k - 1`` maxima (each one a masked max itself). Same function, same ``q, b``; chapter 06 checks that
+    the prediction does not depend on which form a target is written in."""
+    base = kth_largest(k, d, seed)
+    q, b = base.params["q"], base.params["b"]
+
+    def jth_maximum(j: int, value: Linear | None = None) -> Reduction:  # a fresh node each time (no sharing)
+        return Reduction("max", "t", Linear("t", q), exclude=tuple(jth_maximum(i) for i in range(1, j)), value=value)
+
+    return Tree([jth_maximum(k, Linear("t", b))], input_dim=d, name=f"kth_largest(k={k}), masked", params=base.params,
+                description=f"b^T x(t), t = argmax of q^T x over the positions left after masking {k - 1} maxima")
+
+
 def specific_positions(P: Sequence[int] = (1, 2, 3), d: int = 2) -> Tree:
     """``F(X) = sum_{p in P} x(p)`` (a vector in R^d): InfoFlow §4.4 (P = {1,2,3}, d = 2, T = 10).
 

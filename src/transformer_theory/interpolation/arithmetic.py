@@ -76,7 +76,7 @@ def project(X: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Row-wise inner products ``X @ u``, summed coordinate by coordinate in a fixed order.
 
     The result for a row depends only on that row (not on the batch it sits in), so tokens that are
-    equal stay bitwise equal however the tokens are batched (spec §8, pitfall 3); BLAS products do not
+    equal stay bitwise equal however the tokens are batched; BLAS products do not
     guarantee this. Works for both backends; fastest on column-major float arrays.
     """
     s = X[:, 0] * u[0]

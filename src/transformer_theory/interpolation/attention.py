@@ -1,12 +1,13 @@
-"""Single-head self-attention ``SA(X)_i = ρ x_i + V Σ_l π_il(X) x_l`` (spec §2.1).
+"""Single-head self-attention ``SA(X)_i = ρ x_i + V Σ_l π_il(X) x_l`` (Paper A, §1: each block is a
+feed-forward layer, then a self-attention layer).
 
 Scores are ``s_il = ⟨A x_i, x_l⟩``. Hardmax weights average **uniformly over all maximisers**
 (Fig. 2 of the paper; a tie means a score within ``HARDMAX_TIE_TOL·(1 + |max|)`` of the maximum in
 float64, exact equality in rational arithmetic); softmax weights are ``exp(s_il / τ)`` normalised.
 
-Evaluation exploits the structure of ``A`` and ``V`` (spec §4.8): an identity layer (``V = 0``,
-``ρ = 1``) costs nothing, and rank-one hardmax attention ``A = a bᵀ`` only needs the extremes of
-``a·x`` in each sequence (Lemma 4.1), i.e. O(n log n) per sequence instead of O(n²).
+Evaluation exploits the structure of ``A`` and ``V`` (low-rank, as Paper A's abstract says): an
+identity layer (``V = 0``, ``ρ = 1``) costs nothing, and rank-one hardmax attention ``A = a bᵀ`` only
+needs the extremes of ``a·x`` in each sequence (Lemma 4.1), i.e. O(n log n) per sequence instead of O(n²).
 """
 
 from __future__ import annotations

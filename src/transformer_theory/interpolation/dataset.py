@@ -1,4 +1,4 @@
-"""Sequence-to-sequence interpolation data and the assumptions of Theorem 1.6 (spec §2.2).
+"""Sequence-to-sequence interpolation data and the assumptions of Theorem 1.6.
 
 The assumptions (reconstruction: forced by permutation equivariance) are: d ≥ 2; tokens distinct
 within each input and within each target sequence; ``m_j ≤ n_j``; inputs pairwise different as

@@ -14,9 +14,11 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
-from transformer_theory.checks import one_of, positive_int, positive_real, seed_value
+from transformer_theory.checks import boolean, one_of, positive_int, positive_real, seed_value
 from transformer_theory.interpolation.dataset import SequenceDataset
 
 #: Input families of the property tests: generic, heavy sharing, nested sets, single tokens, near duplicates
@@ -29,13 +31,14 @@ TARGET_KINDS = ("random", "input_tokens", "shared")
 ADVERSARIAL = ("sharing + nesting", "single tokens", "near duplicates")
 
 
-def toy_dataset() -> SequenceDataset:
+def toy_dataset(exact: bool = False) -> SequenceDataset:
     """Figs. 5, 6, 9 of Paper A: sky-blue circles (n=5, m=1), green stars (n=4, m=2), orange triangles (n=3, m=1).
 
     Coordinates decoded from the official figure files (they lie on a 0.05 grid; Figs. 5(a), 6(a) and 9(a)
     agree): sequence 2's second token is (0.4, −0.05). Sequence 2's second target was placed by hand in the
     drawing (a copy of the (−2, 0) marker moved to about (−0.56, −2.05)): no exact value exists, so
-    (−0.56, −2.05) is our choice.
+    (−0.56, −2.05) is our choice. ``exact=True``: the same decimals as Fractions (−0.05 is −1/20, not the
+    nearest float), for the construction in rational arithmetic.
     """
     inputs = [
         [(0, 1.5), (0, 0.25), (0, -0.25), (-1, -0.75), (1.25, -0.5)],
@@ -43,6 +46,9 @@ def toy_dataset() -> SequenceDataset:
         [(-1.5, 1.25), (1, 0.75), (0, 0.25)],
     ]
     targets = [[(2, 2)], [(-2, 0), (-0.56, -2.05)], [(2, -2)]]
+    if boolean("exact", exact):
+        inputs, targets = ([[tuple(Fraction(str(v)) for v in token) for token in seq] for seq in seqs]
+                           for seqs in (inputs, targets))
     return SequenceDataset(inputs, targets)
 
 

@@ -1,6 +1,6 @@
 """Structured d×d matrices used as attention parameters: c·I, rank one a bᵀ, or dense.
 
-The construction only needs identity-like and rank-one matrices (spec §4.8); keeping the structure
+The construction only needs identity-like and rank-one matrices (Paper A's abstract: low-rank attention); keeping the structure
 lets a layer be evaluated in O(n d) and counted with O(d) parameters instead of d².
 """
 

@@ -56,6 +56,13 @@ class Fig1b:
     fitted_slope: float
 
 
+def relative_difference(ours: float, published: float) -> float:
+    """``|ours − published| / |published|``: how far a recomputed number is from the published one."""
+    if not math.isfinite(published) or published == 0:
+        raise ValueError(f"relative_difference: the published value must be finite and nonzero, got {published!r}")
+    return abs(ours - published) / abs(published)
+
+
 def _nominal(eps: float) -> float:
     """The decoded ε (a tick position, e.g. 0.010000000000000005) as the power of ten the script uses."""
     return 10.0 ** round(math.log10(eps))

@@ -1,4 +1,4 @@
-"""Transformers as ordered blocks of a feed-forward and a self-attention layer (spec §2.1, Fig. 3).
+"""Transformers as ordered blocks of a feed-forward and a self-attention layer (Paper A, Fig. 3).
 
 A block is ``SA ∘ FF`` (FF first, as in the paper's Fig. 3) or ``FF ∘ SA`` (``order="sa_ff"``, as in
 the official Tikhonov code). There is no positional encoding and no normalisation, so the model is
@@ -81,7 +81,7 @@ class Transformer:
         return max((b.ff.width for b in self.blocks), default=0)
 
     def num_parameters(self, structured: bool = True) -> int:
-        """Parameter count (spec §4.8).
+        """Parameter count (Paper A: O(d Σ m_j) parameters; the per-block bound is in ``construction.bounds``).
 
         ``structured=True``: free parameters given the structure (identity layers 0, rank-one and c·I
         attention matrices d or 2d and 1, hat layers O(d)); this is the O(d·M) count of Theorem 1.6.

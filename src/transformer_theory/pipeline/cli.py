@@ -1,9 +1,12 @@
-"""Command line: ``python -m transformer_theory {run,list,sweep,report,train}``.
+"""Command line: ``python -m transformer_theory {run,list,sweep,report,train,reproduce}``.
 
 ``run`` executes one notebook under a profile with checked overrides; ``sweep`` runs a grid of
 overrides in parallel and resumes where an interrupted sweep stopped; ``list`` shows the notebooks
 and their parameters; ``report`` writes the book's reproducibility page; ``train`` trains (or reuses
-from the run store) the runs of a training chapter's experiment, locally or on a Dask cluster.
+from the run store) the runs of a training chapter's experiment, locally or on a Dask cluster;
+``reproduce`` recomputes a profile's results into ``build/reproduce/<profile>/`` (a fresh run store
+included), prints them against the committed ones and, with ``--accept``, copies them into
+``results/<profile>/``.
 
 Exit status: 0, 1 (a run or point failed), 2 (bad arguments, refused before anything ran),
 128 + the signal when stopped by Ctrl-C (130) or SIGTERM (143).
@@ -59,6 +62,16 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--scheduler", help="address of a running Dask scheduler (default: a local cluster)")
     train.add_argument("--store", help="run store folder (default build/runs/<profile>/)")
     train.add_argument("--workers", type=int, help="local single-threaded workers (default: one per core; 0: no Dask)")
+
+    reproduce = sub.add_parser("reproduce", help="recompute a profile's results into build/reproduce/<profile>/ "
+                               "and compare them with the committed results/<profile>/")
+    reproduce.add_argument("notebooks", nargs="*", help="chapters to recompute (default: every chapter)")
+    reproduce.add_argument("--profile", default=DEFAULT_PROFILE)
+    reproduce.add_argument("--output", help="folder (default build/reproduce/<profile>/); complete notebooks in it are kept")
+    reproduce.add_argument("--accept", action="store_true",
+                           help="then copy the recomputed results and runs into results/<profile>/")
+    reproduce.add_argument("--no-run", action="store_true",
+                           help="run nothing: compare (and accept) the complete notebooks already in the folder")
     return parser
 
 
@@ -130,10 +143,36 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.reproduce import accept, comparison_page, reproduce, reproduce_folder
+    from transformer_theory.pipeline.results import write_text_atomic
+
+    folder = args.output or reproduce_folder(args.profile)
+    parts = reproduce(args.profile, args.notebooks, folder, run=not args.no_run)
+    page = comparison_page(args.profile, parts, folder)
+    write_text_atomic(f"{folder}/comparison.md", page)
+    print("\n" + page)
+    failed = [p for p in parts if not p.ok]
+    for part in failed:
+        print(f"FAILED {part.spec.name}: {part.result.get('error')}", file=sys.stderr)
+    if failed:
+        return 1
+    if args.accept:
+        written = accept(args.profile, parts, folder)
+        print(f"accepted: {len(written)} files written under results/{args.profile}/ (review with git diff, then commit)")
+    else:
+        names = f' NOTEBOOKS="{" ".join(args.notebooks)}"' if args.notebooks else ""
+        print(f"results/{args.profile}/ is unchanged; to accept these results: make accept PROFILE={args.profile}{names} "
+              f"(python -m transformer_theory reproduce --profile {args.profile} --no-run --accept"
+              f"{''.join(' ' + n for n in args.notebooks)})")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; exit status 0, 1 (a run failed), 2 (bad arguments), 128 + signal (stopped)."""
     args = _parser().parse_args(argv)
-    command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report, "train": _train}[args.command]
+    command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report, "train": _train,
+               "reproduce": _reproduce}[args.command]
     try:
         with signals_raise():
             return command(args)

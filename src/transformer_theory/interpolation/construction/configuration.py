@@ -1,7 +1,7 @@
 """The token configuration during a construction: distinct positions and which tokens sit where.
 
 All sequences' tokens are tracked together because a feed-forward layer acts on every token of every
-sequence: a layer is planned against the set of *all* distinct current positions (spec §4.10).
+sequence: a layer is planned against the set of *all* distinct current positions.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""Exactification feed-forward layers of the softmax construction (Theorem 1.8, §4.5 of the spec, Fig. 8).
+"""Exactification feed-forward layers of the softmax construction (Theorem 1.8, Fig. 8).
 
 After the softmax collapse every token lies on the line ``R·w`` and the tokens of sequence j that
 hardmax attention would send onto the P-leader ``x̂^j_1`` only land *near* it: a cluster of small but
 nonzero spread (Fig. 8, left). One feed-forward layer per such cluster makes it a single point.
 
-Reconstruction (this project's; the paper's layer is not known, spec §4.5 [UNK]): a **non-residual**
-layer (η = 0) of width 3 acting on the line coordinate ``t = w·x``,
+Reconstruction (this project's; the paper's layer is not known, see the book's page *How this book
+reconstructs the papers*): a **non-residual** layer (η = 0) of width 3 acting on the line coordinate
+``t = w·x``,
 
     FF(x) = w · g(w·x),   g(t) = lo − σ(lo − t) + σ(t − hi),
 

@@ -1,4 +1,4 @@
-"""Where the construction puts tokens (spec §4.4, Fig. 7; constants are this project's choice).
+"""Where the construction puts tokens (Paper A, Fig. 7; the constants are this project's reconstruction).
 
 * box ``B = [1, 2]^d`` (positive orthant): every token is first mapped there by an affine map;
 * region ``P = {x : x_k > 2 for all k}``: one leader per sequence on the diagonal, slot ``s_j·𝟙``;
