@@ -38,9 +38,10 @@ from transformer_theory.training.schedule import learning_rate
 
 
 def sweep(D: int, head_dim: int, steps: int, eval_every: int, train_size: int) -> list:
-    values = {"D_values": [D], "seq_len": 16, "head_dim": head_dim, "steps": steps, "eval_every": eval_every,
-              "val_size": 512, "train_size": train_size, "seeds": [0, 1]}
-    return [r.config for r in experiment("10_intrinsic_dimension").runs(values)]
+    values = {"D_values": [D], "seq_len": 16, "head_dim": head_dim, "embed_dim_per_D": head_dim, "steps": steps,
+              "eval_every": eval_every, "val_size": 512, "train_size": train_size, "seeds": [0, 1]}
+    runs = experiment("10_intrinsic_dimension").runs(values)
+    return [r.config for r in runs if r.tags["part"] == "intrinsic_dimension"]
 
 
 def plain_loop(run) -> tuple[list[float], float, float]:

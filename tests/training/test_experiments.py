@@ -13,11 +13,14 @@ from conftest import cli, make_notebook
 from transformer_theory.training import TrainOptions, best_over_seeds, experiment, plan_tasks, run_experiment
 
 TINY = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "train_size": 64, "val_size": 64,
-        "seeds": [0, 1], "ffn_width": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8, "D_values": [2]}
+        "seeds": [0, 1], "ffn_width_per_D": 4, "embed_dim_per_D": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8,
+        "D_values": [2], "hc_heads": [1], "hc_seq_lens": [8], "hc_head_dim": 4, "hc_ffn_width": 8, "hc_steps": 20,
+        "hc_train_size": 64, "hc_seeds": [0]}
 
 
 def test_intrinsic_dimension_runs() -> None:
-    runs = experiment("10_intrinsic_dimension").runs({"D_values": [2, 3], "seeds": [0, 1, 2]})
+    runs = [r for r in experiment("10_intrinsic_dimension").runs({"D_values": [2, 3], "seeds": [0, 1, 2]})
+            if r.tags["part"] == "intrinsic_dimension"]
     assert len(runs) == 2 * 3 * 3
     cells = {(r.tags["D"], r.tags["h1"], r.tags["h2"]) for r in runs}
     assert cells == {(2, 2, 2), (2, 1, 2), (2, 2, 1), (3, 3, 3), (3, 2, 3), (3, 3, 2)}
@@ -54,9 +57,10 @@ def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) 
     out = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    assert len(rows) == 3 and all("'D': 2" in row and "'nmse':" in row for row in rows)
+    assert len(rows) == 4 and all("'D': " in row and "'nmse':" in row for row in rows)
+    assert sum("'h1': " in row for row in rows) == 3  # three head configurations, one head-count run
     records = sorted((tiny_project / "build" / "runs" / "smoke").glob("*.json"))
-    assert len(records) == 6
+    assert len(records) == 2 * 3 + 1
     stamps = [p.stat().st_mtime_ns for p in records]
     again = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
     assert again.returncode == 0 and again.stdout == out.stdout

@@ -27,7 +27,7 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run, infoflow_model)
+                                                    experiment_run, infoflow_model, int_list)
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIO", "TARGET", "TARGET_ARGS", "depth_separation_runs", "nmse_table",
            "prediction", "separation"]
@@ -54,28 +54,19 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _ints(name: str, values: Any, low: int = 1) -> list[int]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
-        raise ValueError(f"{name} must be a non-empty list of integers, got {values!r}")
-    out = [positive_int(f"{name}[{i}]", v) for i, v in enumerate(values)]
-    if min(out) < low:
-        raise ValueError(f"{name} must hold integers >= {low}, got {values!r}")
-    return out
-
-
 def depth_separation_runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """The runs for the parameters ``p`` (all of :data:`DEFAULTS`), tagged ``layers``, ``heads``, ``T``,
     ``ffn_width``, ``seed``: every configuration at every T of ``seq_lens`` (width ``ffn_width``), then the
     width sweep at ``width_seq_len``; a run of both lists appears once."""
-    seq_lens = _ints("seq_lens", p["seq_lens"], low=2)  # min over s ≠ t needs two tokens
-    two = _ints("two_layer_heads", p["two_layer_heads"])
+    seq_lens = int_list("seq_lens", p["seq_lens"], low=2)  # min over s ≠ t needs two tokens
+    two = int_list("two_layer_heads", p["two_layer_heads"])
     if len(two) != 2:
         raise ValueError(f"two_layer_heads must give the heads of two layers, got {p['two_layer_heads']!r}")
-    one = [[h] for h in _ints("one_layer_heads", p["one_layer_heads"])]
-    width_one = [[h] for h in _ints("width_one_layer_heads", p["width_one_layer_heads"])]
+    one = [[h] for h in int_list("one_layer_heads", p["one_layer_heads"])]
+    width_one = [[h] for h in int_list("width_one_layer_heads", p["width_one_layer_heads"])]
     grid = [(T, positive_int("ffn_width", p["ffn_width"]), heads) for T in seq_lens for heads in [*one, two]]
-    width_T = _ints("width_seq_len", [p["width_seq_len"]], low=2)[0]
-    grid += [(width_T, w, heads) for w in _ints("ffn_widths", p["ffn_widths"]) for heads in [*width_one, two]]
+    width_T = int_list("width_seq_len", [p["width_seq_len"]], low=2)[0]
+    grid += [(width_T, w, heads) for w in int_list("ffn_widths", p["ffn_widths"]) for heads in [*width_one, two]]
     runs, seen = [], set()
     for T, width, heads in grid:
         if (T, width, tuple(heads)) in seen:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from transformer_theory.checks import positive_int
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.training.config import RunConfig
 
@@ -60,6 +61,16 @@ class Experiment:
 
     def runs(self, values: dict[str, Any] | None = None) -> list[ExperimentRun]:
         return self.build(self.parameters(values))
+
+
+def int_list(name: str, values: Any, low: int = 1) -> list[int]:
+    """``values`` as a non-empty list of integers ``>= low`` (a parameter's check; ``ValueError`` naming it)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise ValueError(f"{name} must be a non-empty list of integers, got {values!r}")
+    out = [positive_int(f"{name}[{i}]", v) for i, v in enumerate(values)]
+    if min(out) < low:
+        raise ValueError(f"{name} must hold integers >= {low}, got {values!r}")
+    return out
 
 
 def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head_dim: int,

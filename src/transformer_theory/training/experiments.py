@@ -8,8 +8,8 @@ same runs and share one run store.
 
 * ``07_depth_separation`` -- InfoFlow's Theorem 1 (Yu et al. 2026), in
   :mod:`~transformer_theory.training.depth_separation`.
-* ``10_intrinsic_dimension`` -- InfoFlow §4.1: ``Σ_{i≤D} max_{s,t} x(s)ᵀ A_i x(t)``, d = 4, two layers
-  with (h1, h2) ∈ {(D, D), (D−1, D), (D, D−1)}, per-head dimension n, width E = n·D.
+* ``10_intrinsic_dimension`` -- InfoFlow §4.1 and the single-layer head count of its predecessor, in
+  :mod:`~transformer_theory.training.intrinsic_dimension`.
 * ``08_max_position_retrieval``, ``09_aggregation_cost``, ``11_triangle_center`` -- InfoFlow Theorem 2 and
   §4.3, Theorem 3 and §4.4, §4.2, in :mod:`.max_position`, :mod:`.aggregation` and :mod:`.triangle_center`.
 """
@@ -20,33 +20,19 @@ import difflib
 from typing import Any
 
 from transformer_theory.pipeline.results import current_profile
-from transformer_theory.training import aggregation, depth_separation, max_position, triangle_center
+from transformer_theory.training import (aggregation, depth_separation, intrinsic_dimension, max_position,
+                                         triangle_center)
 from transformer_theory.training.distributed import train_runs
-from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run, infoflow_model)
+from transformer_theory.training.experiment import Experiment, best_over_seeds
 from transformer_theory.training.store import RunStore, default_store
 from transformer_theory.training.tasks import TrainOptions
 
 
-def _intrinsic_dimension(p: dict[str, Any]) -> list[ExperimentRun]:
-    runs = []
-    for D in p["D_values"]:
-        for h1, h2 in ((D, D), (D - 1, D), (D, D - 1)):
-            model = infoflow_model(p, (h1, h2), p["head_dim"] * D, p["head_dim"], p["ffn_width"])
-            for seed in p["seeds"]:
-                tags = {"D": D, "h1": h1, "h2": h2, "T": p["seq_len"], "seed": seed}
-                args = {"D": D, "d": 4, "seed": p["target_seed"]}
-                runs.append(ExperimentRun(tags, experiment_run(p, model, "pairwise_max", args, p["seq_len"], seed)))
-    return runs
-
-
 EXPERIMENTS: dict[str, Experiment] = {
     "07_depth_separation": depth_separation.EXPERIMENT,
-    "10_intrinsic_dimension": Experiment("10_intrinsic_dimension", {
-        **TRAINING_DEFAULTS, "D_values": [2, 3, 4, 5, 6], "seq_len": 16, "head_dim": 16, "target_seed": 0,
-    }, _intrinsic_dimension),
     "08_max_position_retrieval": max_position.EXPERIMENT,
     "09_aggregation_cost": aggregation.EXPERIMENT,
+    "10_intrinsic_dimension": intrinsic_dimension.EXPERIMENT,
     "11_triangle_center": triangle_center.EXPERIMENT,
 }
 

@@ -1,0 +1,130 @@
+"""Chapter 10's experiment (InfoFlow §4.1 and the predecessor's single-layer head count): its run list, the
+calculator's predictions, the tables beside the papers' numbers and the criterion's ratios."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT
+from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE, P1_SINGLE_LAYER_NMSE
+from transformer_theory.pipeline.notebooks import notebook_parameters
+from transformer_theory.training import experiment, plan_tasks
+from transformer_theory.training.intrinsic_dimension import (DEFAULTS, EXPERIMENT, MIN_RATIOS, head_configs,
+                                                             head_count_table, nmse_table, prediction_table,
+                                                             separation_ratios)
+
+NOTEBOOK = ROOT / "notebooks" / "10_intrinsic_dimension.ipynb"
+
+
+def _results(cells: dict[tuple, list], head_count: dict[tuple, list] | None = None) -> list[tuple[dict, dict]]:
+    """(tags, record) pairs: ``cells[(D, h1, h2)]`` and ``head_count[(T, h)]`` = best NMSE of seeds 0, 1, ..."""
+    out = []
+    for (D, h1, h2), nmses in cells.items():
+        for seed, v in enumerate(nmses):
+            out.append(({"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": 16, "seed": seed},
+                        {"best_nmse": v}))
+    for (T, h), nmses in (head_count or {}).items():
+        for seed, v in enumerate(nmses):
+            out.append(({"part": "head_count", "D": 4, "h": h, "T": T, "seed": seed}, {"best_nmse": v}))
+    return out
+
+
+def test_registry_and_notebook_share_the_defaults() -> None:
+    assert experiment("10_intrinsic_dimension") is EXPERIMENT
+    assert notebook_parameters(NOTEBOOK) == DEFAULTS
+
+
+def test_head_configurations() -> None:
+    assert head_configs(2) == [(2, 2), (1, 2), (2, 1)]
+    assert head_configs(6) == [(6, 6), (5, 6), (6, 5)]
+    with pytest.raises(ValueError, match="at least 2"):
+        head_configs(1)
+
+
+def test_run_list_of_the_defaults() -> None:
+    runs = EXPERIMENT.runs()
+    ids = [r for r in runs if r.tags["part"] == "intrinsic_dimension"]
+    hc = [r for r in runs if r.tags["part"] == "head_count"]
+    assert {(r.tags["D"], r.tags["h1"], r.tags["h2"]) for r in ids} == {
+        (D, h1, h2) for D in (2, 3) for h1, h2 in head_configs(D)}
+    assert len(ids) == 6 and len(hc) == 5 and len({r.config.key for r in runs}) == len(runs)
+    for r in ids:
+        c, D = r.config, r.tags["D"]
+        assert c.target == "pairwise_max" and c.target_args == {"D": D, "d": 4, "seed": 0}
+        assert c.model.heads == (r.tags["h1"], r.tags["h2"]) and c.seq_len == 16 and c.steps == 8000
+        assert c.model.width == 16 * D and c.model.head_dim == 4 and c.model.ffn_width == 32 * D
+        assert c.model.cls_only_last and c.model.max_len is None and c.train_size == 100_000
+    for r in hc:
+        c, h = r.config, r.tags["h"]
+        assert c.target == "max_retrieval" and c.target_args == {"D": 4, "d": 4, "seed": 0}
+        assert c.model.heads == (h,) and c.model.width == 8 * h and c.model.head_dim == 8 and c.steps == 3000
+    # one task per D (the three head configurations are masks of one program), one per head count (E = 8h)
+    tasks = plan_tasks([r.config for r in runs])
+    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [3, 3]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"D_values": [1, 2]}, "D_values"),
+    ({"D_values": []}, "D_values"),
+    ({"hc_heads": [0]}, "hc_heads"),
+    ({"seeds": []}, "seeds"),
+    ({"hc_seeds": [-1]}, "hc_seeds"),
+    ({"seq_len": 0}, "seq_len"),
+    ({"hc_train_size": 1.5}, "hc_train_size"),
+    ({"Dvalues": [2]}, "did you mean 'D_values'"),
+])
+def test_bad_parameters_are_rejected(change, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        EXPERIMENT.runs(change)
+
+
+def test_predictions_are_infoflows_rule() -> None:
+    """Chapter 06's calculator on every cell of InfoFlow's table: efficient iff h1 >= D and h2 >= D, and a
+    missing head in either layer names that layer."""
+    rows = prediction_table({"D_values": [2, 3, 4, 5, 6]})
+    assert len(rows) == 15
+    for r in rows:
+        assert r["predicted_efficient"] == (r["config"] == "(D,D)")
+        assert r["paper_nmse"] == INTRINSIC_DIMENSION_NMSE[r["D"]][r["config"]]
+    assert all(r["predicted_exponent"] == 1.0 and r["bottleneck"] == "" for r in rows if r["config"] == "(D,D)")
+    assert all("layer 1" in r["bottleneck"] for r in rows if r["config"] == "(D-1,D)")
+    assert all("layer 2" in r["bottleneck"] for r in rows if r["config"] == "(D,D-1)")
+
+
+def test_nmse_table_and_ratios() -> None:
+    results = _results({(2, 2, 2): [2e-3, 1e-3], (2, 1, 2): [3e-2, 2e-2], (2, 2, 1): [1.5e-2, None],
+                        (3, 3, 3): [1e-2], (3, 2, 3): [2e-2], (3, 3, 2): [4e-2]})
+    rows = nmse_table(results)
+    by = {(r["D"], r["config"]): r for r in rows}
+    assert by[(2, "(D,D)")]["nmse"] == 1e-3 and by[(2, "(D,D-1)")]["nmse"] == 1.5e-2
+    assert by[(2, "(D,D-1)")]["seed_nmse"] == {0: 1.5e-2, 1: None}
+    assert {"D", "h1", "h2", "nmse", "paper_nmse", "predicted_efficient"} <= set(rows[0])
+    ratios = {s["D"]: s for s in separation_ratios(rows)}
+    assert ratios[2]["ratio"] == pytest.approx(15.0) and ratios[2]["met"] is True  # min(2e-2, 1.5e-2) / 1e-3
+    assert ratios[3]["ratio"] == pytest.approx(2.0) and ratios[3]["met"] is False
+    assert ratios[2]["bar"] == MIN_RATIOS[2] == 10.0 and MIN_RATIOS[4] == 3.0
+    assert ratios[2]["paper_ratio"] == pytest.approx(3.67e-2 / 5.89e-5)
+
+
+def test_missing_values_give_no_verdict() -> None:
+    rows = nmse_table(_results({(2, 2, 2): [None], (2, 1, 2): [0.1], (2, 2, 1): [0.1]}))
+    s = separation_ratios(rows)[0]
+    assert s["ratio"] is None and s["met"] is None and s["nmse_missing"] == 0.1
+    rows = nmse_table(_results({(5, 5, 5): [1e-3], (5, 4, 5): [4e-3], (5, 5, 4): [2e-3]}), {"D_values": [5]})
+    s = separation_ratios(rows)[0]
+    assert s["ratio"] == pytest.approx(2.0) and s["bar"] is None and s["met"] is None
+
+
+def test_head_count_table_beside_p1() -> None:
+    rows = head_count_table(_results({}, {(16, 3): [1e-3, 2e-3], (16, 4): [1e-5], (12, 4): [1e-5]}))
+    assert [(r["T"], r["h"]) for r in rows] == [(12, 4), (16, 3), (16, 4)]
+    at = {(r["T"], r["h"]): r for r in rows}
+    assert at[(16, 3)]["nmse"] == 1e-3
+    assert (at[(16, 3)]["paper_nmse"], at[(16, 3)]["paper_std"]) == P1_SINGLE_LAYER_NMSE[3][16]
+    assert at[(12, 4)]["paper_nmse"] is None  # P1 has no T = 12
+    assert not at[(16, 3)]["predicted_efficient"] and at[(16, 4)]["predicted_efficient"]
+
+
+def test_p1_table_2_t64_column() -> None:
+    from transformer_theory.infoflow.reference import P1_SINGLE_LAYER_T64_NMSE
+    assert P1_SINGLE_LAYER_T64_NMSE == {1: 1.14e-1, 2: 1.31e-2, 3: 1.31e-3, 4: 8.75e-6, 5: 4.19e-6}
