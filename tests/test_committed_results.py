@@ -166,3 +166,58 @@ def test_intrinsic_dimension_runs_are_committed_and_tabulated() -> None:
     assert values["criteria_met"] == {str(s["D"]): s["met"] for s in ratios if s["bar"] is not None}
     hc = intrinsic_dimension.head_count_table(results, parameters)
     assert [r["nmse"] for r in values["head_count_table"]] == pytest.approx([r["nmse"] for r in hc], rel=1e-12)
+
+
+def _chapter12_results() -> tuple[dict, list]:
+    from transformer_theory.training import RunStore, experiment
+
+    data = load("12_predictions_vs_training")
+    store = RunStore(RESULTS / "runs")
+    runs = experiment("12_predictions_vs_training").runs(data["parameters"])
+    results = [(r.tags, store.get(r.config)) for r in runs]
+    missing = [r.tags for r, (_, rec) in zip(runs, results) if rec is None]
+    assert not missing, f"runs missing from results/book/runs/ (train them and commit the records): {missing[:3]}"
+    return data, results
+
+
+def test_committed_runs_give_the_recorded_scoreboard() -> None:
+    """Chapter 12: every run of the book profile is committed, and the scoreboard and agreement rate recomputed
+    from the committed records with the committed predictions equal what the chapter recorded."""
+    from transformer_theory.infoflow.heldout import agreement, configurations, scoreboard
+    from transformer_theory.training.heldout import best_nmse, committed_predictions
+
+    data, results = _chapter12_results()
+    values, doc = data["values"], committed_predictions()
+    assert data["parameters"]["configurations"] == [] and len(data["parameters"]["seeds"]) >= 2  # the whole suite
+    rows = scoreboard(doc["configurations"], best_nmse(results), doc["criterion"])
+    summary = agreement(rows)
+    assert summary["n_configurations"] == len(configurations()) == values["n_configurations"]
+    assert (summary["n_agree"], summary["rate"], summary["disagreements"]) == (
+        values["n_agree"], values["agreement_rate"], values["disagreements"])
+    recorded = values["scoreboard"]
+    assert [{k: r[k] for k in recorded[0]} for r in rows] == recorded
+    assert all(rec["config"]["val_size"] >= 4096 for _, rec in results)
+    assert {d["configuration"] for d in values["diagnosis"]} == set(values["disagreements"])
+
+
+def test_predictions_were_committed_before_the_runs() -> None:
+    """The commit that added the predictions file precedes the commit each run was trained at and the commit
+    that added its record; the predictions at the training commit are the committed ones."""
+    import subprocess
+
+    from transformer_theory.infoflow.heldout import PREDICTIONS_FILE
+    from transformer_theory.training.heldout import commit_that_added, committed_predictions, is_ancestor
+
+    data, results = _chapter12_results()
+    added = commit_that_added(str(PREDICTIONS_FILE))
+    if added is None or is_ancestor(added, "HEAD") is None:
+        pytest.skip("no git history to check the order in")
+    doc = committed_predictions()
+    for commit in sorted({rec["git"]["commit"] for _, rec in results}):
+        assert is_ancestor(added, commit), f"run trained at {commit}, before the predictions ({added})"
+        then = subprocess.run(["git", "show", f"{commit}:{PREDICTIONS_FILE}"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout
+        assert json.loads(then)["configurations"] == doc["configurations"]
+    for key in sorted({rec["key"] for _, rec in results})[:5]:  # a sample: git log per file is slow
+        record_added = commit_that_added(f"results/book/runs/{key}.json")
+        assert record_added is not None and record_added != added and is_ancestor(added, record_added)

@@ -6,8 +6,10 @@ import re
 import numpy as np
 import pytest
 
-from transformer_theory.infoflow.heldout import (CRITERION, PREDICTIONS_FILE, configurations, exponent_claim_holds,
-                                                 observed_efficient, predictions, predictions_document)
+from transformer_theory.infoflow.heldout import (CRITERION, PREDICTIONS_FILE, TREES, agreement, configurations,
+                                                 exponent_claim_holds, observed_efficient, predictions,
+                                                 predictions_document, scoreboard)
+from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import experiment_configs
 from transformer_theory.training.predictions import write_predictions
 from transformer_theory.pipeline.paths import project_root
@@ -71,8 +73,10 @@ def test_the_observation_criterion():
     assert observed_efficient({16: 1e-3, 8: 5e-3})                   # the order of the keys does not matter
     with pytest.raises(ValueError, match="at least two sequence lengths"):
         observed_efficient({8: 1e-3})
-    with pytest.raises(ValueError, match="best NMSE at T = 16"):
-        observed_efficient({8: 1e-3, 16: float("nan")})
+    assert not observed_efficient({8: 1e-3, 16: float("inf")})      # every run at T = 16 diverged
+    for bad in (float("nan"), 0.0, -1e-3, None):
+        with pytest.raises(ValueError, match="best NMSE at T = 16"):
+            observed_efficient({8: 1e-3, 16: bad})
 
 
 def test_the_exponent_criterion():
@@ -107,3 +111,45 @@ def test_the_committed_predictions_are_what_the_library_computes():
             f"{PREDICTIONS_FILE} is stale ({key}): the calculator now predicts otherwise. If no training results "
             f"were committed yet, rerun `python -m transformer_theory.training.predictions` and commit the file alone")
     assert data["git"]["dirty"] is False and re.fullmatch("[0-9a-f]{40}", data["git"]["commit"])
+
+
+def test_configurations_name_their_targets():
+    """A run names its target (a tree of TREES or a library target with arguments); the names resolve to the
+    trees the predictions were made for."""
+    for c in CONFIGS:
+        assert (c.target_name in TREES) != (c.target_name in targets.__all__)
+        assert c.target().name.startswith(c.target_name)
+    assert set(TREES) <= {c.target_name for c in CONFIGS}
+
+
+def _doc_rows(names):
+    return [r for r in predictions() if r["name"] in names]
+
+
+def test_the_scoreboard_applies_the_criterion_per_configuration():
+    configs = _doc_rows({"k_hop(2) (1,1)", "k_hop(2) (2,)", "max_retrieval(2) (1,) size"})
+    nmse = {("k_hop(2) (1,1)", 32, 8): 2e-3, ("k_hop(2) (1,1)", 32, 16): 4e-3,    # efficient, as predicted
+            ("k_hop(2) (2,)", 32, 8): 1e-3, ("k_hop(2) (2,)", 32, 16): 3e-3}      # efficient, predicted not
+    size = {16: 0.3, 32: 0.1, 48: 0.05}  # falls with E at both lengths: the exponent claim holds
+    nmse.update({("max_retrieval(2) (1,) size", E, T): v * T / 16 for E, v in size.items() for T in (16, 32)})
+    rows = scoreboard(configs, nmse)
+    assert len(rows) == 2 + 2 + 6
+    by = {(r["name"], r["E"], r["T"]): r for r in rows}
+    assert by[("k_hop(2) (1,1)", 32, 16)]["agrees"] and by[("k_hop(2) (1,1)", 32, 16)]["observed_efficient"]
+    assert not by[("k_hop(2) (2,)", 32, 8)]["agrees"]
+    size_row = by[("max_retrieval(2) (1,) size", 16, 32)]
+    assert size_row["exponent"] == 7.0 and size_row["exponent_claim"] is True and size_row["verdict_E"] == 32
+    assert size_row["observed_efficient"] is False and size_row["agrees"]  # 0.2 at E = 32, T = 32
+    assert agreement(rows) == {"n_configurations": 3, "n_agree": 2, "rate": 2 / 3, "disagreements": ["k_hop(2) (2,)"]}
+    nmse[("max_retrieval(2) (1,) size", 48, 32)] = 0.5  # E = 48 now worse than E = 32: the claim fails
+    rows = scoreboard(configs, nmse)
+    assert agreement(rows)["disagreements"] == ["k_hop(2) (2,)", "max_retrieval(2) (1,) size"]
+    nmse[("k_hop(2) (1,1)", 32, 16)] = None  # both seeds diverged at T = 16: recorded as such, judged inefficient
+    rows = scoreboard(configs, nmse)
+    assert {(r["T"], r["nmse"], r["observed_efficient"]) for r in rows if r["name"] == "k_hop(2) (1,1)"} == {
+        (8, 2e-3, False), (16, None, False)}
+    del nmse[("k_hop(2) (2,)", 32, 16)]
+    with pytest.raises(ValueError, match=r"no NMSE for 'k_hop\(2\) \(2,\)' at E = 32, T = 16"):
+        scoreboard(configs, nmse)
+    with pytest.raises(ValueError, match="no scoreboard rows"):
+        agreement([])

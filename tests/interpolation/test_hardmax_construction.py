@@ -33,7 +33,7 @@ from transformer_theory.interpolation.examples import (
 from transformer_theory.interpolation.hausdorff import PATHS
 
 from strategies.interpolation import datasets, rational_datasets
-from transformer_theory.interpolation.examples import FAMILIES
+from transformer_theory.interpolation.examples import FAMILIES, family_dataset
 
 SETTINGS = settings(max_examples=60)
 
@@ -253,6 +253,17 @@ def test_tokens_a_tiny_gap_apart_across_sequences(gap: float) -> None:
     for ds in (twin_dataset(4, 2, gap, seed=1), twin_dataset(5, 3, gap, seed=2, copies=3),
                near_duplicate_dataset(8, 3, gap, seed=3)):
         check_model(ds)
+
+
+def test_pair_told_apart_only_by_near_duplicates_in_d2() -> None:
+    """A close pool in d = 2 where one sequence holds a token and its copy 1e-12 away and another sequence only
+    the token (and every token must be a leader): the separation hat isolating the copy, inside the cloud, had
+    leaders and near-duplicates on its active side, and its dense rounding (about 1e-7 of the data's width)
+    made the dense and torch evaluations miss by 6e-3. The copy is now lifted onto the hull first."""
+    ds = family_dataset("close_pool", 7, 2, scale=0.01, seed=3910330106, targets="shared", full=True)
+    model, _ = check_model(ds)
+    separation = [model.blocks[i] for i in model.stages["separation"]]
+    assert any(b.sa.is_identity for b in separation)  # the lifting block
 
 
 def test_circle_rotations() -> None:

@@ -108,6 +108,23 @@ def test_no_positional_encoding_means_permutation_invariant_readout() -> None:
         pe(torch.randn(2, 7, 4, dtype=torch.float64))
 
 
+def test_models_with_positional_encoding_batch() -> None:
+    """K models with a model axis, PE included, are the K models one at a time (the length check reads max_len,
+    not the model axis)."""
+    config = infoflow(max_len=6)
+    singles = [seeded(config, seed) for seed in range(3)]
+    batched = Transformer(config, models=3)
+    batched.load_state_dict({name: torch.stack([m.state_dict()[name] for m in singles])
+                             for name in singles[0].state_dict()})
+    x = torch.randn(3, 5, 6, 4, dtype=torch.float64)
+    torch.testing.assert_close(batched(x), torch.stack([m(x[k]) for k, m in enumerate(singles)]), rtol=1e-12,
+                               atol=1e-12)
+    torch.testing.assert_close(batched(x[:, :, :4]), torch.stack([m(x[k, :, :4]) for k, m in enumerate(singles)]),
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="max_len 6"):
+        batched(torch.randn(3, 2, 7, 4, dtype=torch.float64))
+
+
 def test_unbatched_input_and_parameter_names() -> None:
     model = seeded(infoflow())
     x = torch.randn(6, 4, dtype=torch.float64)

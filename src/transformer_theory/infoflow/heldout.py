@@ -16,20 +16,21 @@ transformer_theory.training.predictions``) and committed before any network is t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from transformer_theory.checks import positive_real
+from transformer_theory.checks import is_real, positive_real
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.infoflow.trees import Bilinear, Custom, Linear, Positions, Reduction, Tree
 
-__all__ = ["HeldOut", "CRITERION", "configurations", "predictions", "observed_efficient", "exponent_claim_holds",
-           "predictions_document", "PREDICTIONS_FILE"]
+__all__ = ["HeldOut", "CRITERION", "TREES", "configurations", "predictions", "observed_efficient",
+           "exponent_claim_holds", "scoreboard", "agreement", "predictions_document", "PREDICTIONS_FILE"]
 
 #: Where the predictions are committed, relative to the repository root.
 PREDICTIONS_FILE = Path("results") / "book" / "12_predictions.json"
@@ -120,6 +121,13 @@ def position_gated() -> Tree:
                 name="position_gated", description="max_t (b^T x(1)) (a^T x(t))")
 
 
+#: The suite's own trees by name (the other configurations use :mod:`~transformer_theory.infoflow.targets`);
+#: a training run names its target this way (:class:`transformer_theory.training.RunConfig`).
+TREES: dict[str, Callable[[], Tree]] = {f.__name__: f for f in (
+    mixed_orders, max_min_pairwise, uneven_pair_sum, positions_plus_max, split_positions, shifted_max,
+    position_gated)}
+
+
 # ----------------------------------------------------------------------------------------------
 # configurations
 # ----------------------------------------------------------------------------------------------
@@ -127,19 +135,27 @@ def position_gated() -> Tree:
 class HeldOut:
     """One held-out (target, architecture) configuration.
 
-    ``seq_lens`` are the sequence lengths to train at; ``model_sizes`` (embedding dimensions) give a
-    model-size axis for configurations whose claim is the exponent.
+    The target is ``target_name(**target_args)``, a tree of :data:`TREES` or a function of
+    :mod:`~transformer_theory.infoflow.targets`. ``seq_lens`` are the sequence lengths to train at;
+    ``model_sizes`` (embedding dimensions) give a model-size axis for configurations whose claim is the
+    exponent.
     """
 
     name: str
     family: str
-    target: Callable[[], Tree]
+    target_name: str
     heads: tuple[int, ...]
     embed_dim: int
     seq_lens: tuple[int, ...] = (8, 16)
     positional: bool = False
     model_sizes: tuple[int, ...] = ()
     tests: str = ""
+    target_args: Mapping[str, Any] = field(default_factory=dict)
+
+    def target(self) -> Tree:
+        """The target tree (the same object the predictions reason about and the training samples)."""
+        function = TREES.get(self.target_name) or getattr(targets, self.target_name)
+        return function(**self.target_args)
 
     @property
     def claim(self) -> str:
@@ -157,48 +173,52 @@ NESTED, UNEVEN, POINTER, POSITIONS, SHIFT, SIZE = (
 
 def configurations() -> list[HeldOut]:
     """The held-out suite: 25 configurations, none of them in chapter 06's calibration table."""
-    k_hop2, k_hop3 = (lambda: targets.k_hop(2)), (lambda: targets.k_hop(3))
-    kth = {k: (lambda k=k: targets.kth_largest(k)) for k in (2, 3, 4)}
-    d3 = lambda: targets.max_retrieval(3)  # noqa: E731
-    d2 = lambda: targets.max_retrieval(2)  # noqa: E731
     return [
-        HeldOut("mixed_orders (1,1)", NESTED, mixed_orders, (1, 1), 32,
+        HeldOut("mixed_orders (1,1)", NESTED, "mixed_orders", (1, 1), 32,
                 tests="one head per layer serves a token query and a CLS query (capacity per query class)"),
-        HeldOut("mixed_orders (3,)", NESTED, mixed_orders, (3,), 48, tests="a nested pair needs two layers"),
-        HeldOut("max_min_pairwise (1,1)", NESTED, max_min_pairwise, (1, 1), 32, tests="min inside max, two layers"),
-        HeldOut("max_min_pairwise (2,)", NESTED, max_min_pairwise, (2,), 32, tests="one layer, two heads"),
-        HeldOut("uneven_pair_sum (2,1)", UNEVEN, uneven_pair_sum, (2, 1), 32,
+        HeldOut("mixed_orders (3,)", NESTED, "mixed_orders", (3,), 48, tests="a nested pair needs two layers"),
+        HeldOut("max_min_pairwise (1,1)", NESTED, "max_min_pairwise", (1, 1), 32, tests="min inside max, two layers"),
+        HeldOut("max_min_pairwise (2,)", NESTED, "max_min_pairwise", (2,), 32, tests="one layer, two heads"),
+        HeldOut("uneven_pair_sum (2,1)", UNEVEN, "uneven_pair_sum", (2, 1), 32,
                 tests="two token reductions in layer 1, one CLS reduction in layer 2"),
-        HeldOut("uneven_pair_sum (1,2)", UNEVEN, uneven_pair_sum, (1, 2), 32,
+        HeldOut("uneven_pair_sum (1,2)", UNEVEN, "uneven_pair_sum", (1, 2), 32,
                 tests="the same number of heads, in the wrong layers"),
-        HeldOut("max_retrieval(3) (1,2)", UNEVEN, d3, (1, 2), 32, tests="three order-1 reductions over 1 + 2 heads"),
-        HeldOut("max_retrieval(3) (1,1)", UNEVEN, d3, (1, 1), 32, tests="L h = 2 < D = 3"),
-        HeldOut("k_hop(2) (1,1)", POINTER, k_hop2, (1, 1), 32,
+        HeldOut("max_retrieval(3) (1,2)", UNEVEN, "max_retrieval", (1, 2), 32, target_args={"D": 3},
+                tests="three order-1 reductions over 1 + 2 heads"),
+        HeldOut("max_retrieval(3) (1,1)", UNEVEN, "max_retrieval", (1, 1), 32, target_args={"D": 3},
+                tests="L h = 2 < D = 3"),
+        HeldOut("k_hop(2) (1,1)", POINTER, "k_hop", (1, 1), 32, target_args={"k": 2},
                 tests="pointer doubling: 2 hops in 2 layers (the CLS token follows a doubled pointer)"),
-        HeldOut("k_hop(2) (2,)", POINTER, k_hop2, (2,), 32, tests="one layer cannot chase a pointer"),
-        HeldOut("k_hop(3) (1,1)", POINTER, k_hop3, (1, 1), 32, tests="3 hops need 3 layers"),
-        HeldOut("k_hop(3) (1,1,1)", POINTER, k_hop3, (1, 1, 1), 32, tests="3 hops in 3 layers"),
-        HeldOut("kth_largest(2) (1,1)", POINTER, kth[2], (1, 1), 32,
+        HeldOut("k_hop(2) (2,)", POINTER, "k_hop", (2,), 32, target_args={"k": 2},
+                tests="one layer cannot chase a pointer"),
+        HeldOut("k_hop(3) (1,1)", POINTER, "k_hop", (1, 1), 32, target_args={"k": 3}, tests="3 hops need 3 layers"),
+        HeldOut("k_hop(3) (1,1,1)", POINTER, "k_hop", (1, 1, 1), 32, target_args={"k": 3}, tests="3 hops in 3 layers"),
+        HeldOut("kth_largest(2) (1,1)", POINTER, "kth_largest", (1, 1), 32, target_args={"k": 2},
                 tests="Theorem 2 is a one-layer statement: the 2nd largest as a chase of 'next smaller'"),
-        HeldOut("kth_largest(3) (1,1)", POINTER, kth[3], (1, 1), 32, tests="3rd largest in two layers"),
-        HeldOut("kth_largest(4) (1,1)", POINTER, kth[4], (1, 1), 32, tests="4th largest needs three layers"),
-        HeldOut("kth_largest(2) (2,)", POINTER, kth[2], (2,), 32, tests="Theorem 2, one layer with two heads"),
-        HeldOut("positions_plus_max (2,)", POSITIONS, positions_plus_max, (2,), 32, positional=True,
+        HeldOut("kth_largest(3) (1,1)", POINTER, "kth_largest", (1, 1), 32, target_args={"k": 3},
+                tests="3rd largest in two layers"),
+        HeldOut("kth_largest(4) (1,1)", POINTER, "kth_largest", (1, 1), 32, target_args={"k": 4},
+                tests="4th largest needs three layers"),
+        HeldOut("kth_largest(2) (2,)", POINTER, "kth_largest", (2,), 32, target_args={"k": 2},
+                tests="Theorem 2, one layer with two heads"),
+        HeldOut("positions_plus_max (2,)", POSITIONS, "positions_plus_max", (2,), 32, positional=True,
                 tests="a specific-position head beside a retrieval head"),
-        HeldOut("positions_plus_max (1,)", POSITIONS, positions_plus_max, (1,), 32, positional=True,
+        HeldOut("positions_plus_max (1,)", POSITIONS, "positions_plus_max", (1,), 32, positional=True,
                 tests="one CLS head for two jobs"),
-        HeldOut("split_positions (1,)", POSITIONS, split_positions, (1,), 32, positional=True,
+        HeldOut("split_positions (1,)", POSITIONS, "split_positions", (1,), 32, positional=True,
                 tests="three Positions nodes are one specific-position head"),
-        HeldOut("position_gated (1,1)", POSITIONS, position_gated, (1, 1), 32, positional=True,
+        HeldOut("position_gated (1,1)", POSITIONS, "position_gated", (1, 1), 32, positional=True,
                 tests="a fixed position read in layer 1 steers the retrieval in layer 2"),
-        HeldOut("position_gated (2,)", POSITIONS, position_gated, (2,), 32, positional=True,
+        HeldOut("position_gated (2,)", POSITIONS, "position_gated", (2,), 32, positional=True,
                 tests="the steered retrieval in one layer"),
-        HeldOut("shifted_max (2,)", SHIFT, shifted_max, (2,), 32,
+        HeldOut("shifted_max (2,)", SHIFT, "shifted_max", (2,), 32,
                 tests="an additive closed reduction runs beside the retrieval it shifts"),
-        HeldOut("shifted_max (1,)", SHIFT, shifted_max, (1,), 32, tests="one head for two jobs"),
-        HeldOut("max_retrieval(2) (1,) size", SIZE, d2, (1,), 32, seq_lens=(16, 32), model_sizes=(16, 32, 48),
+        HeldOut("shifted_max (1,)", SHIFT, "shifted_max", (1,), 32, tests="one head for two jobs"),
+        HeldOut("max_retrieval(2) (1,) size", SIZE, "max_retrieval", (1,), 32, target_args={"D": 2},
+                seq_lens=(16, 32), model_sizes=(16, 32, 48),
                 tests="aggregation: exponent T d/E - 1 falls with E (7, 3, 2 at T = 32; E = T0 d = 32 at T = 8)"),
-        HeldOut("max_retrieval(2) (2,) size", SIZE, d2, (2,), 32, seq_lens=(16, 32), model_sizes=(16, 32, 48),
+        HeldOut("max_retrieval(2) (2,) size", SIZE, "max_retrieval", (2,), 32, target_args={"D": 2},
+                seq_lens=(16, 32), model_sizes=(16, 32, 48),
                 tests="efficient at every E: exponent 1, nothing claimed across sizes"),
     ]
 
@@ -234,11 +254,13 @@ def predictions(eps: float = EPS, gamma: float = GAMMA) -> list[dict[str, Any]]:
 
 def observed_efficient(nmse_by_T: Mapping[int, float], criterion: Mapping[str, Any] = CRITERION) -> bool:
     """The fixed observation criterion: efficient iff the best NMSE at the largest T is at most the
-    threshold and at most ``max_growth`` times the best NMSE at the smallest T."""
+    threshold and at most ``max_growth`` times the best NMSE at the smallest T. A length whose runs all
+    diverged has no finite NMSE: pass ``math.inf`` (it meets no threshold)."""
     if len(nmse_by_T) < 2:
         raise ValueError(f"the criterion compares at least two sequence lengths, got {sorted(nmse_by_T)}")
     for T, v in nmse_by_T.items():
-        positive_real(f"best NMSE at T = {T}", v)
+        if not (is_real(v) and v > 0):  # inf allowed, NaN and non-positive values refused
+            raise ValueError(f"best NMSE at T = {T} must be a positive number or inf, got {v!r}")
     lo, hi = nmse_by_T[min(nmse_by_T)], nmse_by_T[max(nmse_by_T)]
     return hi <= criterion["nmse_threshold"] and hi <= criterion["max_growth"] * lo
 
@@ -253,6 +275,50 @@ def exponent_claim_holds(rows: list[Mapping[str, Any]], criterion: Mapping[str, 
                 larger, smaller = (a, b) if a["exponent"] > b["exponent"] else (b, a)
                 judged.append(larger["nmse"] > smaller["nmse"])
     return all(judged) if judged else None
+
+
+def scoreboard(configs: Sequence[Mapping[str, Any]], nmse: Mapping[tuple[str, int, int], float | None],
+               criterion: Mapping[str, Any] = CRITERION) -> list[dict[str, Any]]:
+    """Predicted against observed: one row per configuration, model size and sequence length.
+
+    ``configs`` are entries of the predictions document (``predictions()`` or the committed file),
+    ``nmse[(name, E, T)]`` the best validation NMSE (over seeds and checkpoints) at that size and length
+    (``None``: every run there diverged; the criterion counts it as an infinite NMSE).
+    Per configuration, ``observed_efficient`` applies :func:`observed_efficient` at the configuration's
+    own ``E`` (``verdict_E`` in every row); ``exponent_claim`` is :func:`exponent_claim_holds` over its
+    model sizes (``None``: no size axis, or nothing claimed); ``agrees`` needs the verdict to match and
+    the exponent claim not to fail.
+    """
+    rows = []
+    for c in configs:
+        measured = []
+        for p in c["predictions"]:
+            key = (c["name"], p["E"], p["T"])
+            if key not in nmse:
+                raise ValueError(f"scoreboard: no NMSE for {c['name']!r} at E = {p['E']}, T = {p['T']}")
+            measured.append({"T": p["T"], "E": p["E"], "exponent": p["exponent"], "nmse": nmse[key]})
+        judged = [{**m, "nmse": math.inf if m["nmse"] is None else m["nmse"]} for m in measured]
+        observed = observed_efficient({m["T"]: m["nmse"] for m in judged if m["E"] == c["E"]}, criterion)
+        claim = exponent_claim_holds(judged, criterion) if c["model_sizes"] else None
+        agrees = observed == c["predicted_efficient"] and claim is not False
+        rows += [{"name": c["name"], "target": c["target"], "heads": list(c["heads"]), "E": m["E"], "T": m["T"],
+                  "verdict_E": c["E"],
+                  "predicted_efficient": c["predicted_efficient"], "exponent": m["exponent"], "nmse": m["nmse"],
+                  "observed_efficient": observed, "exponent_claim": claim, "agrees": agrees} for m in measured]
+    return rows
+
+
+def agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per configuration (not per row): how many agree, the rate, and the names of the disagreements."""
+    verdicts: dict[str, bool] = {}
+    for r in rows:
+        if verdicts.setdefault(r["name"], r["agrees"]) != r["agrees"]:
+            raise ValueError(f"scoreboard rows of {r['name']!r} disagree on 'agrees'")
+    if not verdicts:
+        raise ValueError("agreement: no scoreboard rows")
+    n_agree = sum(verdicts.values())
+    return {"n_configurations": len(verdicts), "n_agree": n_agree, "rate": n_agree / len(verdicts),
+            "disagreements": [name for name, ok in verdicts.items() if not ok]}
 
 
 def predictions_document(eps: float = EPS, gamma: float = GAMMA) -> dict[str, Any]:

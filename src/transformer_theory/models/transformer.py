@@ -88,9 +88,9 @@ class Transformer(nn.Module):
         """X⁰: the encoder (if any), the positional encoding (if any) and the CLS token (if any) appended."""
         h = self.encoder(x) if self.encoder is not None else x
         if self.pos is not None:
-            T = h.shape[-2]
-            if T > self.config.max_len:  # (the encoding is (K, max_len, E) with a model axis)
-                raise ValueError(f"sequence length {T} exceeds the positional encoding's max_len {self.config.max_len}")
+            T, max_len = h.shape[-2], self.pos.shape[-2]  # pos: (max_len, E), or (K, max_len, E) with a model axis
+            if T > max_len:
+                raise ValueError(f"sequence length {T} exceeds the positional encoding's max_len {max_len}")
             h = h + (self.pos[:T] if self.models is None else self.pos[:, None, :T])
         if self.cls is not None:
             cls = self.cls if self.models is None else self.cls[:, None, :]  # (K, 1, E) against (K, B, T, E)

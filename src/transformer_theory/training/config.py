@@ -16,6 +16,7 @@ from typing import Any
 from transformer_theory.checks import (finite_real, is_integer, non_negative_int, non_negative_real, positive_int,
                                        positive_real, seed_value)
 from transformer_theory.infoflow import targets as target_library
+from transformer_theory.infoflow.heldout import TREES as HELD_OUT_TREES
 from transformer_theory.infoflow.trees import Tree
 from transformer_theory.models.config import TransformerConfig
 
@@ -23,7 +24,9 @@ from transformer_theory.models.config import TransformerConfig
 #: results of another version are recomputed, never reused.
 ENGINE_VERSION = 1
 
-TARGETS = tuple(target_library.__all__)
+#: What a run can train on, by name: the papers' targets and the held-out suite's own trees (chapter 12).
+TARGET_FUNCTIONS = {**{name: getattr(target_library, name) for name in target_library.__all__}, **HELD_OUT_TREES}
+TARGETS = tuple(TARGET_FUNCTIONS)
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,9 @@ class RunConfig:
             raise ValueError(f"model.max_len = {self.model.max_len} is shorter than seq_len = {self.seq_len}")
 
     def tree(self) -> Tree:
-        """The target (one definition per target, in :mod:`transformer_theory.infoflow.targets`)."""
-        return getattr(target_library, self.target)(**self.target_args)
+        """The target (one definition per target, in :mod:`transformer_theory.infoflow.targets` or
+        :mod:`transformer_theory.infoflow.heldout`)."""
+        return TARGET_FUNCTIONS[self.target](**self.target_args)
 
     def to_dict(self) -> dict[str, Any]:
         """The full configuration as JSON types."""

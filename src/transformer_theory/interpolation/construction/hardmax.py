@@ -131,18 +131,23 @@ def separate(c: Construction) -> None:
 
     Near-duplicates count as shared (:data:`NEAR`): at most N − 1 further blocks separate sequences with
     tokens closer than ``NEAR`` times the cloud's width, so that those tokens end about ``c`` apart instead of
-    needing hats of that tiny width later (whose dense evaluation rounds like ``1/width``); S ≤ 2(N − 1) in
-    all. A pair that no token tells apart at that resolution (equal sets up to ``NEAR``) keeps its
-    near-duplicates.
+    needing hats of that tiny width later (whose dense evaluation rounds like ``1/width``). A pair that no token
+    tells apart at that resolution (equal sets up to ``NEAR``) keeps its near-duplicates. A pair that only
+    near-duplicates tell apart takes two blocks (:func:`_lift`: a wide hat lifts the near-duplicates onto the
+    hull, then the narrow hat isolating one of them has every other position on its zero side); the blocks for
+    near-duplicates stop where they would exceed S ≤ 2(N − 1) in all.
     """
     backend, rng = c.backend, c.rng
+    start = len(c.blocks)
     v = backend.dyadic(rng, 1, 2, size=c.d)  # positive entries: v·x > 0 on the box [1, 2]^d
     labels = _groups(c.config)
     block = near_blocks = 0
+    budget = 2 * (len(c.m) - 1)  # blocks: at most N − 1 pairs without private positions, two blocks each
     while True:
         config = c.config
         classes = config.near_classes(NEAR)
-        pair = _overlapping_pair(config, classes, c.m, near=near_blocks < len(c.m) - 1)
+        near = near_blocks < len(c.m) - 1 and len(c.blocks) - start < budget
+        pair = _overlapping_pair(config, classes, c.m, near=near)
         if pair is None:
             return
         j, k, candidates = pair
@@ -150,6 +155,9 @@ def separate(c: Construction) -> None:
         # a candidate on the hull of all positions is moved with every other one on its hat's zero side
         others = np.setdiff1d(np.arange(len(config.points)), candidates)
         choice = peel_move(config.points, candidates, others, lambda: backend.gaussian_direction(rng, c.d), FEW_DRAWS)
+        if (choice is None or not choice[3]) and not (np.bincount(classes)[classes[candidates]] == 1).any():
+            choice = _lift(c, candidates, classes) or choice  # only near-duplicates tell j and k apart
+            config = c.config
         if choice is not None and choice[3]:
             (z, u, gap), members = choice[:3], None
         else:  # the candidate whose best hat rounds least in a dense evaluation; one with near-duplicates
@@ -174,6 +182,40 @@ def separate(c: Construction) -> None:
             raise RuntimeError("separation: every coefficient c produced a coincidence")
         c.emit(ff, sa, after)
         labels, block = new_labels, block + 1
+
+
+def _lift(c: Construction, candidates: np.ndarray, classes: np.ndarray) -> tuple[int, np.ndarray, Any, bool] | None:
+    """For candidates that only a window as narrow as their near-duplicates' gap isolates: a direction u along
+    which a candidate z is the top of its near-duplicate class, and a block whose hat (window as wide as the
+    class's gap to the rest) lifts the whole class above every other position along u. Returns z's position
+    after that block, u, z's gap along u and ``True`` (the narrow hat at z along u then has every other
+    position on its zero side), or ``None`` (nothing emitted) if no direction puts a candidate on top.
+
+    A hat of window ε moves the points on its active side by about ``ε_mach·|δ|·extent/ε`` in a dense
+    evaluation: for ε the near-duplicates' gap, that is more than their gap and than the tolerance, and inside
+    the cloud no direction keeps every point on the zero side. The lifting hat's window is wide, and it keeps
+    the points with near-duplicates off its active side where a direction allows it
+    (:func:`~.hat.best_direction`)."""
+    config = c.config
+    for z in candidates[:PAIRS_TRIED]:
+        members = np.flatnonzero(classes == classes[z])
+        rest = members[members != z]
+        for _ in range(MAX_DRAWS):
+            u = c.backend.gaussian_direction(c.rng, c.d)
+            if (project(config.points[rest], u) < project(config.points[z : z + 1], u)[0]).all():
+                break
+        else:
+            continue
+        token = int(np.flatnonzero(config.token_point == z)[0])
+        fragile = np.flatnonzero(np.bincount(classes)[classes] > 1)
+        s = project(config.points, u)
+        lifted = config.points[z] + u * ((s.max() - s[z] + 1) / project(u[None, :], u)[0])
+        c.emit(hat_along(config.points, int(z), lifted, *best_direction(config.points, int(z), c.rng, members, fragile)[:2],
+                         members), c.identity_sa())
+        z = int(c.config.token_point[token])
+        s = project(c.config.points, u)
+        return z, u, s[z] - np.delete(s, z).max(), True
+    return None
 
 
 def _overlapping_pair(config: Configuration, classes: np.ndarray, m: np.ndarray, near: bool):

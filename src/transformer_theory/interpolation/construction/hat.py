@@ -43,32 +43,42 @@ def hat_move(points: np.ndarray, index: int, destination: np.ndarray, rng: np.ra
     return hat_along(points, index, destination, *best_direction(points, index, rng)[:2])
 
 
-def best_direction(points: np.ndarray, index: int, rng: np.random.Generator,
-                   members: np.ndarray | None = None) -> tuple[np.ndarray, Any, float]:
-    """``(u, gap, score)`` for a hat at ``points[index]`` (or moving all of ``members`` together, their
+def best_direction(points: np.ndarray, index: int, rng: np.random.Generator, members: np.ndarray | None = None,
+                   fragile: np.ndarray | None = None) -> tuple[np.ndarray, Any, float, int]:
+    """``(u, gap, score, exposed)`` for a hat at ``points[index]`` (or moving all of ``members`` together, their
     projections within an eighth of the gap of their midpoint): the best of up to :data:`MAX_DRAWS` random
-    directions by ``score = gap / extent of the active side`` (about 1 / the dense rounding it causes)."""
+    directions by ``score = gap / extent of the active side`` (about 1 / the dense rounding it causes).
+
+    ``fragile`` (indices of rows with a near-duplicate, which a later hat must tell apart from it at that tiny
+    distance) ranks first: ``exposed`` counts those on the active side, and each draw takes the sign (and the
+    draws are ranked by) fewest exposed, then score. A narrow window's dense rounding moves the active side's
+    points by about ``ε_mach·|δ|·extent/ε``, far more than a near-duplicate's gap: on the zero side they stay
+    bitwise put."""
     backend = backend_of(points)
     P, d = points.shape
     members = np.array([index]) if members is None else members
     outside = np.ones(P, dtype=bool)
     outside[members] = False
+    fragile = np.setdiff1d(np.empty(0, dtype=np.intp) if fragile is None else fragile, members)
     floor = rounding_floor(points)
-    best = None
+    best, best_key = None, None
     for _ in range(MAX_DRAWS if outside.any() else 1):
         u = backend.gaussian_direction(rng, d)
         s = project(points, u)
         s = s - _midpoint(s[members])
         gap = np.abs(s[outside]).min() if outside.any() else backend.scalar(2)
         above, below = s.max(), -s.min()
-        if below < above:  # the neurons are active above the window: put the shorter side there
-            u, above, below = -u, below, above
+        exposed_above, exposed_below = int(np.count_nonzero(s[fragile] > 0)), int(np.count_nonzero(s[fragile] < 0))
+        if (exposed_below, below) < (exposed_above, above):  # active above the window: fewest fragile rows there,
+            u, above, below = -u, below, above  # then the shorter side
+            exposed_above = exposed_below
         if not gap > 8 * np.abs(s[members]).max():
             continue
         score = float(gap / max(above, gap, floor * float(np.linalg.norm(np.asarray(u, dtype=float)))))
-        if best is None or score > best[2]:
-            best = (u, gap, score)
-        if gap * max(P - 1, 1) * SPACING >= above + below:
+        key = (exposed_above, -score)
+        if best_key is None or key < best_key:
+            best, best_key = (u, gap, score, exposed_above), key
+        if not exposed_above and gap * max(P - 1, 1) * SPACING >= above + below:
             break
     if best is None:
         raise RuntimeError("no direction isolates the points to move (is one a duplicate position?)")

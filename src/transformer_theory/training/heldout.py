@@ -1,0 +1,219 @@
+"""The training runs of chapter 12: every held-out configuration of :mod:`transformer_theory.infoflow.heldout`.
+
+One run per (configuration, embedding dimension, sequence length, seed). The model is the InfoFlow/P1 model
+of :mod:`transformer_theory.models` (Yu et al. 2026, §4; the predecessor's eq. 4) with exactly the
+architecture the prediction was made for: the configuration's heads per layer, width ``E``, per-head
+dimension ``n = E / max_l h_l`` (the predecessor's ``E = n h`` in the widest layer), learned absolute
+positional encoding where the architecture has it (InfoFlow §4.4) and none otherwise, a CLS token read out
+linearly. The target is the configuration's own tree, sampled from its own input distribution (Gaussian
+tokens, or :class:`~transformer_theory.infoflow.trees.PointerCycleInputs` for the pointer chases).
+
+``followups`` are extra runs for diagnosing a disagreement (more seeds, or a longer schedule) after the
+scoreboard was drawn: they are tagged ``followup`` and never enter the scoreboard, whose statistic and
+criterion were fixed before training (:data:`~transformer_theory.infoflow.heldout.CRITERION`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from transformer_theory.checks import positive_int, seed_value
+from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, HeldOut, configurations
+from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.transformer import Transformer
+from transformer_theory.pipeline.paths import project_root
+from transformer_theory.training.config import RunConfig
+from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
+                                                    infoflow_model)
+
+__all__ = ["DEFAULTS", "EXPERIMENT", "LATE_GAIN", "SEED_SPREAD", "PLATEAU", "selected", "model_config", "heldout_runs",
+           "committed_predictions", "best_nmse", "curve_summary", "diagnose", "task_wall_times", "commit_that_added",
+           "is_ancestor"]
+
+#: The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others): every
+#: configuration of the suite (``configurations = []``), the seeds the criterion takes the best of, no follow-ups.
+DEFAULTS: dict[str, Any] = {**TRAINING_DEFAULTS, "seeds": [0, 1], "steps": 2000, "configurations": [],
+                            "followups": []}
+
+#: The diagnosis of a disagreement (fixed with the code, before the held-out runs were read; it never changes the
+#: scoreboard): a run still improving by this factor over the last quarter of its schedule, or seeds whose best
+#: NMSE differ by this factor, point at the training; a best NMSE of at least ``PLATEAU`` at the largest length
+#: is the plateau of a model that has not left the constant predictor (NMSE 1), training or rule alike.
+LATE_GAIN, SEED_SPREAD, PLATEAU = 1.5, 10.0, 0.5
+
+Result = tuple[dict[str, Any], dict[str, Any]]
+
+
+def selected(names: Sequence[str]) -> list[HeldOut]:
+    """The configurations called ``names`` in the suite's order (all of them for an empty list)."""
+    suite = configurations()
+    known = {c.name for c in suite}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"configurations: unknown held-out configuration {unknown[0]!r}; valid: {', '.join(known)}")
+    return [c for c in suite if not names or c.name in names]
+
+
+def model_config(config: HeldOut, embed_dim: int, seq_len: int, p: dict[str, Any]) -> TransformerConfig:
+    """The model the prediction for ``config`` at width ``embed_dim`` was made for: the InfoFlow/P1 model with
+    the configuration's heads, per-head dimension ``E / max_l h_l``, and learned positions up to ``seq_len``
+    where the architecture is positional."""
+    model = infoflow_model(p, config.heads, embed_dim, embed_dim // max(config.heads), p["ffn_width"])
+    return dataclasses.replace(model, max_len=seq_len) if config.positional else model
+
+
+def _followups(p: dict[str, Any]) -> list[tuple[HeldOut, list[int], int]]:
+    out = []
+    for i, entry in enumerate(p["followups"]):
+        if not isinstance(entry, (list, tuple)) or len(entry) != 3 or not isinstance(entry[1], (list, tuple)):
+            raise ValueError(f"followups[{i}] must be [configuration name, [seeds], steps], got {entry!r}")
+        name, seeds, steps = entry
+        (config,) = selected([name])
+        out.append((config, [seed_value(s) for s in seeds], positive_int(f"followups[{i}] steps", steps)))
+    return out
+
+
+def heldout_runs(p: dict[str, Any]) -> list[ExperimentRun]:
+    """The tagged runs: the scoreboard's runs (every selected configuration, width, length and seed at
+    ``steps``) and then the follow-ups (tagged ``followup: True``)."""
+    seeds = [seed_value(s) for s in p["seeds"]]
+    if len(seeds) < 2:
+        raise ValueError(f"seeds: the observation criterion takes the best of at least 2 seeds, got {seeds}")
+    plan = [(c, seeds, positive_int("steps", p["steps"]), False) for c in selected(p["configurations"])]
+    plan += [(c, s, steps, True) for c, s, steps in _followups(p)]
+    runs = []
+    for config, seeds_, steps, followup in plan:
+        for E in config.model_sizes or (config.embed_dim,):
+            for T in config.seq_lens:
+                for seed in seeds_:
+                    tags = {"name": config.name, "target": config.target().name, "heads": list(config.heads),
+                            "E": E, "T": T, "steps": steps, "seed": seed, "followup": followup}
+                    model = model_config(config, E, T, p)
+                    run = experiment_run({**p, "steps": steps}, model, config.target_name, dict(config.target_args),
+                                         T, seed)
+                    runs.append(ExperimentRun(tags, run))
+    return runs
+
+
+EXPERIMENT = Experiment("12_predictions_vs_training", DEFAULTS, heldout_runs)
+
+
+def committed_predictions() -> dict[str, Any]:
+    """The predictions document committed before any training (``results/book/12_predictions.json``)."""
+    return json.loads((project_root() / PREDICTIONS_FILE).read_text())
+
+
+def best_nmse(results: Sequence[Result]) -> dict[tuple[str, int, int], float | None]:
+    """The statistic of the observation criterion for the scoreboard's runs (follow-ups left out): per
+    ``(configuration, E, T)`` the minimum over seeds and checkpoints of the validation NMSE."""
+    best: dict[tuple[str, int, int], float | None] = {}
+    for tags, record in results:
+        if tags["followup"]:
+            continue
+        key = (tags["name"], tags["E"], tags["T"])
+        values = [v for v in (best.get(key), record["best_nmse"]) if v is not None]
+        best[key] = min(values) if values else None
+    return best
+
+
+def curve_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """What a learning curve says about the training: the best NMSE and its step, the final NMSE, and
+    ``late_gain``, the best NMSE of the first three quarters of the schedule over the best of all of it
+    (about 1: it had settled; well above 1: it was still improving when the schedule ended)."""
+    steps, nmse = record["history"]["step"], record["history"]["val_nmse"]
+    total = record["config"]["steps"]
+    early = [v for s, v in zip(steps, nmse) if v is not None and s <= 0.75 * total]
+    best = record["best_nmse"]
+    return {"best_nmse": best, "best_step": record["best_step"], "steps": total, "final_nmse": record["final_nmse"],
+            "late_gain": (min(early) / best) if early and best else None}
+
+
+def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequence[Result],
+             criterion: Mapping[str, Any]) -> dict[str, Any]:
+    """The evidence on one configuration's scoreboard runs and what a disagreement points at.
+
+    ``config`` is an entry of the predictions document, ``row`` one of its scoreboard rows
+    (:func:`~transformer_theory.infoflow.heldout.scoreboard`), ``results`` the ``(tags, record)`` pairs. At the
+    width the verdict is judged at, per sequence length: the best NMSE over seeds, the seeds' spread (largest
+    over smallest best NMSE) and the ``late_gain`` of the best run (:func:`curve_summary`). ``log10_cost`` is
+    ``k log10(1/eps)`` for the predicted exponent ``k`` at the largest length and the accuracy ``eps`` the
+    criterion asks for (``eps^2 = nmse_threshold``), beside ``log10`` of the trained model's parameter count.
+
+    ``suspect``, by a fixed rule: a predicted-efficient configuration observed inefficient points at the
+    *training* if its best run at the largest length was still improving (``late_gain >= LATE_GAIN``) or its
+    seeds differ by ``SEED_SPREAD`` or more, at the *training or the rule* if its best NMSE at the largest length
+    stayed at ``PLATEAU`` or above (no run learned the target, which tells an optimiser that has not found the
+    mechanism from one that cannot), otherwise at the *rule or its reconstruction*; a predicted-inefficient
+    configuration observed efficient points at the *criterion* when ``eps^-k`` does not exceed the parameter
+    count (the verdict is asymptotic: at this accuracy the predicted cost is affordable), otherwise at the rule or
+    its reconstruction; a failed exponent claim points at the training if a run was still improving, otherwise at
+    the rule or its reconstruction. ``None`` for a configuration that agrees.
+    """
+    E, name = config["E"], config["name"]
+    runs = [(t, r) for t, r in results if t["name"] == name and not t["followup"]]
+    if not runs:
+        raise ValueError(f"diagnose: no runs of {name!r}")
+    per_T: dict[int, dict[str, Any]] = {}
+    for T in sorted({t["T"] for t, _ in runs if t["E"] == E}):
+        own = [r for t, r in runs if t["E"] == E and t["T"] == T and r["best_nmse"] is not None]
+        best = min(own, key=lambda r: r["best_nmse"]) if own else None
+        values = [r["best_nmse"] for r in own]
+        per_T[T] = {"nmse": best["best_nmse"] if best else None, "late_gain": curve_summary(best)["late_gain"]
+                    if best else None, "seed_spread": max(values) / min(values) if values else None}
+    T_max = max(per_T)
+    exponent = next(p["exponent"] for p in config["predictions"] if p["E"] == E and p["T"] == T_max)
+    log10_cost = exponent * 0.5 * -math.log10(criterion["nmse_threshold"])
+    model = RunConfig.from_dict(next(r for t, r in runs if t["E"] == E and t["T"] == T_max)["config"]).model
+    log10_params = math.log10(sum(p.numel() for p in Transformer(model).parameters()))
+    still_improving = any((v["late_gain"] or 1.0) >= LATE_GAIN for v in per_T.values())
+    spread = max((v["seed_spread"] or 1.0) for v in per_T.values())
+    if row["agrees"]:
+        suspect = None
+    elif row["observed_efficient"] != config["predicted_efficient"] and config["predicted_efficient"]:
+        plateau = per_T[T_max]["nmse"] is None or per_T[T_max]["nmse"] >= PLATEAU
+        suspect = ("training: still improving when the schedule ended" if still_improving else
+                   f"training: the seeds differ by {spread:.0f}x" if spread >= SEED_SPREAD else
+                   f"training or rule: no run left the plateau (NMSE >= {PLATEAU:g})" if plateau else
+                   "rule or reconstruction: the runs settled above the criterion with seeds agreeing")
+    elif row["observed_efficient"] != config["predicted_efficient"]:
+        suspect = ("criterion: the predicted cost at its accuracy is within the model's size (an asymptotic verdict)"
+                   if log10_cost <= log10_params else "rule or reconstruction: the network beat the predicted cost")
+    else:
+        suspect = ("training: the NMSE does not order with the exponents, and a run was still improving"
+                   if still_improving else "rule or reconstruction: the NMSE does not order with the exponents")
+    return {"configuration": name, "predicted_efficient": config["predicted_efficient"],
+            "observed_efficient": row["observed_efficient"], "exponent_claim": row["exponent_claim"], "E": E,
+            "per_T": per_T, "exponent": exponent, "log10_cost": round(log10_cost, 3),
+            "log10_params": round(log10_params, 3), "suspect": suspect}
+
+
+def task_wall_times(results: Sequence[Result]) -> dict[str, float]:
+    """Training wall time of every task (the runs trained together), by task key, in seconds."""
+    return {record["task"]["key"]: record["wall_time_s"] for _, record in results}
+
+
+def _git(*args: str) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(["git", *args], cwd=project_root(), capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def commit_that_added(path: str) -> str | None:
+    """The commit that added ``path`` (relative to the repository root) to the history; ``None`` without git."""
+    out = _git("log", "--diff-filter=A", "--format=%H", "--", path)
+    commits = out.stdout.split() if out is not None and out.returncode == 0 else []
+    return commits[-1] if commits else None
+
+
+def is_ancestor(first: str, second: str) -> bool | None:
+    """Whether commit ``first`` precedes (or is) ``second`` in the history; ``None`` if git cannot tell."""
+    out = _git("merge-base", "--is-ancestor", first, second)
+    if out is None or out.returncode not in (0, 1):
+        return None
+    return out.returncode == 0

@@ -1,0 +1,131 @@
+"""Chapter 12's runs: every held-out configuration trained with its own target and architecture, the
+scoreboard's runs apart from the follow-ups, and a few steps of each kind of model (pointer inputs,
+positional encoding, three layers, uneven heads) actually train."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from tiny_runs import QUIET, restore_threads  # noqa: F401 (autouse fixture)
+from transformer_theory.infoflow.heldout import CRITERION, configurations
+from transformer_theory.pipeline.notebooks import notebook_parameters
+from transformer_theory.training import TrainOptions, experiment, plan_tasks, train_task
+from transformer_theory.infoflow.heldout import predictions, scoreboard
+from transformer_theory.training.heldout import LATE_GAIN, PLATEAU, best_nmse, curve_summary, diagnose, heldout_runs, selected
+
+NAME = "12_predictions_vs_training"
+DEFAULTS = experiment(NAME).defaults
+TINY = {**DEFAULTS, "steps": 4, "warmup": 1, "eval_every": 2, "batch_size": 16, "train_size": 32, "val_size": 64,
+        "ffn_width": 8, "encoder_width": 8}
+
+
+def test_the_notebook_trains_what_the_train_command_trains() -> None:
+    assert notebook_parameters(ROOT / "notebooks" / f"{NAME}.ipynb") == DEFAULTS
+
+
+def test_every_configuration_at_every_width_length_and_seed() -> None:
+    runs = experiment(NAME).runs()
+    expected = {(c.name, E, T, s) for c in configurations() for E in c.model_sizes or (c.embed_dim,)
+                for T in c.seq_lens for s in DEFAULTS["seeds"]}
+    assert {(r.tags["name"], r.tags["E"], r.tags["T"], r.tags["seed"]) for r in runs} == expected
+    assert len(runs) == len(expected) and not any(r.tags["followup"] for r in runs)
+    by_name = {c.name: c for c in configurations()}
+    rng = np.random.default_rng(0)
+    for r in runs:
+        c, m = by_name[r.tags["name"]], r.config.model
+        assert m.heads == c.heads and m.width == r.tags["E"] and m.head_dim == r.tags["E"] // max(c.heads)
+        assert (m.max_len is not None) == c.positional and m.cls_token and m.readout_dim == 1
+        assert r.config.seq_len == r.tags["T"] and r.config.seed == r.tags["seed"]
+        tree, own = r.config.tree(), c.target()
+        X = own.sample_inputs(8, r.config.seq_len, rng)
+        np.testing.assert_array_equal(tree(X), own(X))  # the run trains on the configuration's own tree
+
+
+def test_followups_are_tagged_and_checked() -> None:
+    runs = heldout_runs({**DEFAULTS, "configurations": ["shifted_max (1,)"],
+                         "followups": [["k_hop(2) (1,1)", [2, 3], 12000]]})
+    extra = [r for r in runs if r.tags["followup"]]
+    assert len(runs) == 4 + 4 and len(extra) == 4
+    assert {(r.tags["name"], r.tags["seed"], r.config.steps) for r in extra} == {("k_hop(2) (1,1)", s, 12000)
+                                                                                 for s in (2, 3)}
+    with pytest.raises(ValueError, match=r"followups\[0\] must be"):
+        heldout_runs({**DEFAULTS, "followups": [["k_hop(2) (1,1)", 2, 100]]})
+    with pytest.raises(ValueError, match="unknown held-out configuration 'nope'"):
+        heldout_runs({**DEFAULTS, "configurations": ["nope"]})
+    with pytest.raises(ValueError, match="at least 2"):
+        heldout_runs({**DEFAULTS, "seeds": [0]})
+
+
+def test_best_nmse_leaves_followups_out() -> None:
+    def result(seed, value, followup=False):
+        return ({"name": "a", "E": 32, "T": 8, "seed": seed, "followup": followup}, {"best_nmse": value})
+
+    assert best_nmse([result(0, 0.3), result(1, 0.2), result(2, 0.01, followup=True)]) == {("a", 32, 8): 0.2}
+    assert best_nmse([result(0, None), result(1, 0.5)]) == {("a", 32, 8): 0.5}
+
+
+def test_curve_summary_says_whether_the_run_had_settled() -> None:
+    record = {"config": {"steps": 400}, "best_nmse": 0.01, "best_step": 400, "final_nmse": 0.01,
+              "history": {"step": [100, 200, 300, 400], "val_nmse": [0.5, 0.1, 0.04, 0.01]}}
+    assert curve_summary(record)["late_gain"] == pytest.approx(4.0)
+    record["history"]["val_nmse"] = [0.5, 0.1, 0.01, 0.01]
+    assert curve_summary(record)["late_gain"] == pytest.approx(1.0)
+
+
+def _results(name, curves):
+    """Fake records of ``name``'s runs: ``curves[(T, seed)]`` the validation NMSE every 100 of 400 steps."""
+    runs = experiment(NAME).runs({"configurations": [name]})
+    out = []
+    for r in runs:
+        nmse = curves[(r.tags["T"], r.tags["seed"])]
+        best = min(nmse)
+        out.append((r.tags, {"config": {**r.config.to_dict(), "steps": 400}, "best_nmse": best,
+                             "best_step": 100 * (nmse.index(best) + 1), "final_nmse": nmse[-1],
+                             "history": {"step": [100, 200, 300, 400], "val_nmse": nmse}}))
+    return out
+
+
+def _diagnosis(name, curves):
+    (config,) = [c for c in predictions() if c["name"] == name]
+    results = _results(name, curves)
+    (row, *_) = scoreboard([config], best_nmse(results))
+    return diagnose(config, row, results, CRITERION)
+
+
+SETTLED, IMPROVING = [0.5, 0.05, 0.04, 0.04], [0.5, 0.1, 0.05, 0.05 / (LATE_GAIN + 0.5)]  # the best at T = 16
+
+
+def test_diagnose_points_at_the_training_or_the_rule() -> None:
+    efficient = "k_hop(2) (1,1)"  # predicted efficient
+    d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): SETTLED, (16, 1): SETTLED})
+    assert not d["observed_efficient"] and d["suspect"].startswith("rule or reconstruction")
+    assert d["per_T"][16] == {"nmse": 0.04, "late_gain": pytest.approx(1.0), "seed_spread": 1.0}
+    d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): IMPROVING, (16, 1): SETTLED})
+    assert d["suspect"] == "training: still improving when the schedule ended"
+    spread = [v * 20 for v in SETTLED]
+    d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): SETTLED, (16, 1): spread})
+    assert d["suspect"] == "training: the seeds differ by 20x" and d["per_T"][16]["seed_spread"] == pytest.approx(20)
+    flat = [1.0, 0.9, 0.8, 0.8]
+    d = _diagnosis(efficient, {k: flat for k in ((8, 0), (8, 1), (16, 0), (16, 1))})
+    assert d["suspect"] == f"training or rule: no run left the plateau (NMSE >= {PLATEAU:g})"
+    low = [0.5, 1e-3, 1e-3, 1e-3]
+    assert _diagnosis(efficient, {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})["suspect"] is None  # agrees
+    d = _diagnosis("k_hop(2) (2,)", {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})  # predicted inefficient
+    assert d["observed_efficient"] and d["log10_params"] > 3
+    affordable = d["log10_cost"] <= d["log10_params"]
+    assert d["suspect"].startswith("criterion" if affordable else "rule or reconstruction")
+
+
+KINDS = ["k_hop(3) (1,1,1)", "positions_plus_max (2,)", "uneven_pair_sum (2,1)", "position_gated (1,1)",
+         "split_positions (1,)", "kth_largest(2) (1,1)"]
+
+
+def test_each_kind_of_model_trains() -> None:
+    """Pointer-cycle inputs, positional encoding (batched), three layers and uneven heads, a few steps each."""
+    runs = [r for r in experiment(NAME).runs({**TINY, "configurations": KINDS}) if r.tags["seed"] == 0]
+    assert {c.name for c in selected(KINDS)} == {r.tags["name"] for r in runs}
+    for task in plan_tasks([r.config for r in runs]):
+        for record in train_task(task, options=TrainOptions(**QUIET)):
+            assert record["best_nmse"] is not None and len(record["history"]["step"]) == 2
