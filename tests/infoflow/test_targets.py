@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_theory.infoflow import (Bilinear, Custom, Linear, Reduction, Tree, kth_largest, max_retrieval,
-                                         min_pairwise_dot, pairwise_max, specific_positions, triangle_center)
+from transformer_theory.infoflow import (Architecture, Bilinear, Custom, Linear, Reduction, Tree, coupled_positions,
+                                         kth_largest, max_retrieval, min_pairwise_dot, pairwise_max, predict,
+                                         specific_positions, triangle_center)
 
 
 # ------------------------------------------------------------------ brute-force references (tests only)
@@ -81,6 +82,26 @@ def test_specific_positions_is_the_sum_of_positions():
     X = tree.sample_inputs(5, 10, RNG)
     np.testing.assert_allclose(tree(X), X[:, 0] + X[:, 1] + X[:, 2])
     assert tree(X).shape == (5, 2)
+
+
+@pytest.mark.parametrize("T0", [1, 3, 6])
+def test_coupled_positions_reads_each_of_the_first_positions_its_own_way(T0):
+    tree = coupled_positions(T0, d=2, seed=4)
+    X = tree.sample_inputs(7, 8, RNG)
+    c = tree.params["c"]
+    expected = [sum(np.cos(c[j] @ x[j]) for j in range(T0)) for x in X]
+    np.testing.assert_allclose(tree(X), expected, rtol=0, atol=1e-12)
+    assert np.array_equal(coupled_positions(T0 + 2, seed=4).params["c"][:T0], c)  # nested: the same first readouts
+    if T0 > 1:
+        with pytest.raises(ValueError, match="exceeds seq_len"):
+            tree(X[:, : T0 - 1])
+
+
+def test_coupled_positions_cost_law_exponent():
+    """Specific-position aggregation of T0 tokens: exponent max(1 + gamma, T0 d / E - 1) (Theorem 3, our rule)."""
+    exponents = [predict(coupled_positions(T0), Architecture((1,), 4, 2, positional=True), 16).exponent
+                 for T0 in (1, 2, 4, 8, 16)]
+    assert exponents == [2.0, 2.0, 2.0, 3.0, 7.0]
 
 
 @pytest.mark.parametrize("squared", [False, True])

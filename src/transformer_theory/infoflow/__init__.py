@@ -24,16 +24,18 @@ from transformer_theory.infoflow.prediction import (Prediction, cost_law_exponen
 from transformer_theory.infoflow.propagation import Propagation, Step, Sym, propagate
 from transformer_theory.infoflow.schedule import Bottleneck, Placement, Schedule, find_schedule
 from transformer_theory.infoflow.stats import ComparisonStats, comparison_capacity, comparison_stats
-from transformer_theory.infoflow.targets import (k_hop, kth_largest, masked_kth_largest, max_retrieval, min_pairwise_dot,
-                                                 pairwise_max, specific_positions, triangle_center)
+from transformer_theory.infoflow.targets import (coupled_positions, k_hop, kth_largest, masked_kth_largest,
+                                                 max_retrieval, min_pairwise_dot, pairwise_max, specific_positions,
+                                                 triangle_center)
 from transformer_theory.infoflow.trees import (Bilinear, Custom, GaussianInputs, Linear, NormOfSum,
                                                PointerCycleInputs, Positions, Reduction, Sum, Tree)
 
 __all__ = [
     "Architecture", "targets", "Tree", "Reduction", "Positions", "Linear", "Bilinear", "NormOfSum", "Custom", "Sum",
     "GaussianInputs", "PointerCycleInputs", "max_retrieval", "pairwise_max", "min_pairwise_dot", "kth_largest",
-    "masked_kth_largest", "specific_positions", "triangle_center", "k_hop", "comparison_stats", "ComparisonStats",
-    "comparison_capacity", "canonicalize", "Canonical", "Job", "propagate", "Propagation", "Step", "Sym", "predict", "Prediction",
+    "masked_kth_largest", "specific_positions", "coupled_positions", "triangle_center", "k_hop", "comparison_stats",
+    "ComparisonStats", "comparison_capacity", "canonicalize", "Canonical", "Job", "propagate", "Propagation", "Step",
+    "Sym", "predict", "Prediction",
     "cost_law_exponent", "p1_single_layer_exponent", "theorem2_exponent", "minimal_depth", "find_schedule",
     "Schedule", "Placement", "Bottleneck",
 ]

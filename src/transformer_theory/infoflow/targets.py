@@ -24,7 +24,7 @@ from transformer_theory.infoflow.trees import (Bilinear, GaussianInputs, Linear,
                                                Positions, Reduction, Tree)
 
 __all__ = ["max_retrieval", "pairwise_max", "min_pairwise_dot", "kth_largest", "specific_positions",
-           "triangle_center", "k_hop"]
+           "coupled_positions", "triangle_center", "k_hop"]
 
 
 def max_retrieval(D: int, d: int = 4, seed: int = 0) -> Tree:
@@ -113,6 +113,24 @@ def specific_positions(P: Sequence[int] = (1, 2, 3), d: int = 2) -> Tree:
     d = positive_int("d", d)
     return Tree([Positions(P)], input_dim=d, name="specific_positions", params={"P": tuple(P)},
                 description=f"sum_{{p in {set(P)}}} x(p)")
+
+
+def coupled_positions(T0: int, d: int = 2, seed: int = 0) -> Tree:
+    """``F(X) = sum_{j<=T0} cos(c_j^T x(j))``: a different smooth readout of each of the first T0 positions
+    (our target for InfoFlow Theorem 3's cost law, a reconstruction; the paper's experiment of §4.4 is the
+    linear :func:`specific_positions`).
+
+    One head that reads P = {1, ..., T0} mixes the T0 tokens into one state before any position-dependent
+    nonlinearity can act on them (the encoder sees content only, the PE is added after it), so the FFN must
+    decode a function of all T0 d coordinates from that coupled state: the cost law with ``T0 = |P|``.
+    A sum of one function of each token would not do (the encoder computes it before the mixing), nor a
+    linear target at T0 = 1 (no FFN needed). ``c_j`` iid ``N(0, I_d)`` from ``seed``; tokens ``N(0, I_d)``.
+    """
+    T0, d = positive_int("T0", T0), positive_int("d", d)
+    c = np.random.default_rng(seed_value(seed)).normal(0.0, 1.0, size=(T0, d))
+    node = Positions(tuple(range(1, T0 + 1)), lambda toks: np.cos(np.einsum("bjd,jd->bj", toks, c)).sum(axis=1))
+    return Tree([node], input_dim=d, name=f"coupled_positions(T0={T0})", params={"c": c, "seed": seed},
+                description=f"sum_{{j<={T0}}} cos(c_j^T x(j))")
 
 
 def triangle_center(squared: bool = False) -> Tree:

@@ -2,7 +2,8 @@
 
 * :class:`TransformerConfig` -- heads per layer, widths, attention kind and temperature, residual
   weights, block order, encoder, positional encoding, CLS token and readout, head masks.
-* :class:`Transformer` -- the model; :class:`Block` -- one block (a one-block model on its own).
+* :class:`Transformer` -- the model (``trace`` returns its internals, a :class:`Trace`); :class:`Block` --
+  one block (a one-block model on its own).
 * :func:`multi_head_attention` -- the one implementation of attention.
 * :func:`~transformer_theory.models.export.to_torch` -- Paper A's constructed transformers as members
   of the family (import it from :mod:`transformer_theory.models.export`).
@@ -11,6 +12,6 @@
 from transformer_theory.models.attention import attention_weights, multi_head_attention
 from transformer_theory.models.block import Block
 from transformer_theory.models.config import TransformerConfig
-from transformer_theory.models.transformer import Transformer
+from transformer_theory.models.transformer import Trace, Transformer
 
-__all__ = ["Block", "Transformer", "TransformerConfig", "attention_weights", "multi_head_attention"]
+__all__ = ["Block", "Trace", "Transformer", "TransformerConfig", "attention_weights", "multi_head_attention"]

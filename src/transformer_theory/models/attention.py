@@ -11,7 +11,9 @@ projected: ``q·(W_K x_t + b_K) = (W_Kᵀ q)·x_t + q·b_K`` and ``Σ_t w_t (W_V
 (the weights sum to one), which costs O(T·E) per head instead of O(T·E·n). The result is the same map.
 
 Tokens are (..., S, E) for one model, or (K, B, S, E) for K models whose maps carry a leading model
-axis (:class:`~transformer_theory.models.linear.Linear` with ``models=K``).
+axis (:class:`~transformer_theory.models.linear.Linear` with ``models=K``). With ``return_weights`` the
+attention weights come back too, (..., h, S_q, S) with S_q = S (or 1 with ``last_only``): what the
+probes and attention maps of the InfoFlow chapters read (InfoFlow §4.3, §4.4).
 """
 
 from __future__ import annotations
@@ -41,9 +43,11 @@ def multi_head_attention(
     tie_tol: float = 0.0,
     head_mask: torch.Tensor | None = None,
     last_only: bool = False,
-) -> torch.Tensor:
+    return_weights: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """The concatenated head outputs for tokens ``x``: (..., S, h·n_v), or (..., 1, h·n_v) with ``last_only``.
-    ``head_mask`` (h,), or (K, h) with a model axis, multiplies each head's output (0 switches a head off)."""
+    ``head_mask`` (h,), or (K, h) with a model axis, multiplies each head's output (0 switches a head off).
+    With ``return_weights``: ``(outputs, weights)``, the weights (..., h, S_q, S) of every head (masked ones too)."""
     n = to_q.out_features // heads
     n_v = to_v.out_features // heads
     stacked = to_q.models is not None
@@ -61,20 +65,24 @@ def multi_head_attention(
         scores = u @ x.transpose(-1, -2)  # (..., h, S)
         if to_k.bias is not None:
             scores = scores + (q * per_model(to_k.bias.unflatten(-1, (heads, n)))).sum(-1, keepdim=True)
-        mixed = attention_weights(scores, kind, tie_tol) @ x  # (..., h, E)
+        weights = attention_weights(scores, kind, tie_tol)  # (..., h, S)
+        mixed = weights @ x  # (..., h, E)
         expand = "kbhe,khne->kbhn" if stacked else "...he,hne->...hn"
         out = torch.einsum(expand, mixed, to_v.weight.unflatten(-2, (heads, n_v)))
         if to_v.bias is not None:
             out = out + per_model(to_v.bias.unflatten(-1, (heads, n_v)))
         if head_mask is not None:
             out = out * per_model(head_mask[..., None])
-        return out.flatten(-2).unsqueeze(-2)
+        out = out.flatten(-2).unsqueeze(-2)
+        return (out, weights.unsqueeze(-2)) if return_weights else out
     q = to_q(x).unflatten(-1, (heads, n)).transpose(-3, -2)  # (..., h, S, n)
     if kind == "softmax" and divisor != 1:
         q = q / divisor
     k = to_k(x).unflatten(-1, (heads, n)).transpose(-3, -2)
     v = to_v(x).unflatten(-1, (heads, n_v)).transpose(-3, -2)
-    out = attention_weights(q @ k.transpose(-1, -2), kind, tie_tol) @ v  # (..., h, S, n_v)
+    weights = attention_weights(q @ k.transpose(-1, -2), kind, tie_tol)  # (..., h, S, S)
+    out = weights @ v  # (..., h, S, n_v)
     if head_mask is not None:
         out = out * per_model(head_mask[..., None, None])
-    return out.transpose(-3, -2).flatten(-2)
+    out = out.transpose(-3, -2).flatten(-2)
+    return (out, weights) if return_weights else out

@@ -72,14 +72,17 @@ class Block(nn.Module):
             weight = weight.view(-1, *([1] * (x.dim() - 1)))
         return weight * x
 
-    def attend(self, x: torch.Tensor, last_only: bool = False) -> torch.Tensor:
-        """``SA(X)``; with ``last_only`` only for the last token (shape (..., 1, E))."""
-        a = multi_head_attention(x, self.to_q, self.to_k, self.to_v, self.heads, kind=self.kind,
-                                 divisor=self.divisor, tie_tol=self.tie_tol, head_mask=self.head_mask,
-                                 last_only=last_only)
+    def attend(self, x: torch.Tensor, last_only: bool = False,
+               return_weights: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """``SA(X)``; with ``last_only`` only for the last token (shape (..., 1, E)); with ``return_weights``
+        also the attention weights (..., h, S_q, S)."""
+        a, weights = multi_head_attention(x, self.to_q, self.to_k, self.to_v, self.heads, kind=self.kind,
+                                          divisor=self.divisor, tie_tol=self.tie_tol, head_mask=self.head_mask,
+                                          last_only=last_only, return_weights=True)
         if self.out is not None:
             a = self.out(a)
-        return self._residual(self.rho, x[..., -1:, :] if last_only else x) + a
+        out = self._residual(self.rho, x[..., -1:, :] if last_only else x) + a
+        return (out, weights) if return_weights else out
 
     def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
         """``FF(x)`` on every token."""
@@ -88,6 +91,13 @@ class Block(nn.Module):
         return self._residual(self.eta, x) + self.ff(x)
 
     def forward(self, x: torch.Tensor, last_only: bool = False) -> torch.Tensor:
+        return self.trace(x, last_only)[0]
+
+    def trace(self, x: torch.Tensor, last_only: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(output, post_attention, weights)``: the block's output, the residual stream right after its SA
+        layer, and the attention weights (..., h, S_q, S)."""
         if self.order == "ff_sa":
-            return self.attend(self.feed_forward(x), last_only)
-        return self.feed_forward(self.attend(x, last_only))
+            out, weights = self.attend(self.feed_forward(x), last_only, return_weights=True)
+            return out, out, weights
+        post, weights = self.attend(x, last_only, return_weights=True)
+        return self.feed_forward(post), post, weights

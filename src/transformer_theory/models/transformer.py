@@ -9,6 +9,8 @@ transformers do (Alcalde, Fantuzzi, Zuazua 2025, §2).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
@@ -18,6 +20,23 @@ from transformer_theory.models.linear import Linear
 
 #: Standard deviation of the initial CLS token and positional encoding (nanoGPT's embedding init).
 EMBEDDING_INIT_STD = 0.02
+
+
+@dataclass(frozen=True)
+class Trace:
+    """The internals of one forward pass (InfoFlow §4.3's probe and §4.4's attention map read them).
+
+    ``tokens``: X⁰, the encoded tokens (with positional encoding) and the CLS token, (..., S, E).
+    Per block ``l`` (0-based): ``attention[l]`` the weights (..., h, S_q, S) of every head (S_q = 1 in a
+    CLS-only last block, whose query is the CLS token), ``post_attention[l]`` the residual stream right after
+    the SA layer and ``states[l]`` the block's output (both (..., S_q, E)). ``output``: the readout (or the
+    last states without one)."""
+
+    tokens: torch.Tensor
+    attention: tuple[torch.Tensor, ...]
+    post_attention: tuple[torch.Tensor, ...]
+    states: tuple[torch.Tensor, ...]
+    output: torch.Tensor
 
 
 class Transformer(nn.Module):
@@ -50,6 +69,23 @@ class Transformer(nn.Module):
         self.readout = Linear(E, c.readout_dim, **factory) if c.readout_dim is not None else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.trace(x).output
+
+    def trace(self, x: torch.Tensor) -> Trace:
+        """The forward pass of ``x`` with its internals (:class:`Trace`); its ``output`` is ``self(x)``."""
+        tokens = h = self.embed(x)
+        attention, post_attention, states = [], [], []
+        last = len(self.blocks) - 1
+        for i, block in enumerate(self.blocks):
+            h, post, weights = block.trace(h, last_only=self.config.cls_only_last and i == last)
+            attention.append(weights)
+            post_attention.append(post)
+            states.append(h)
+        output = self.readout(h[..., -1, :]) if self.readout is not None else h
+        return Trace(tokens, tuple(attention), tuple(post_attention), tuple(states), output)
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        """X⁰: the encoder (if any), the positional encoding (if any) and the CLS token (if any) appended."""
         h = self.encoder(x) if self.encoder is not None else x
         if self.pos is not None:
             T, max_len = h.shape[-2], self.pos.shape[-2]  # pos: (max_len, E), or (K, max_len, E) with a model axis
@@ -59,11 +95,6 @@ class Transformer(nn.Module):
         if self.cls is not None:
             cls = self.cls if self.models is None else self.cls[:, None, :]  # (K, 1, E) against (K, B, T, E)
             h = torch.cat([h, cls.unsqueeze(-2).expand(*h.shape[:-2], 1, h.shape[-1])], dim=-2)
-        last = len(self.blocks) - 1
-        for i, block in enumerate(self.blocks):
-            h = block(h, last_only=self.config.cls_only_last and i == last)
-        if self.readout is not None:
-            return self.readout(h[..., -1, :])
         return h
 
     def num_parameters(self) -> int:

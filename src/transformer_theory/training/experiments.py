@@ -10,6 +10,8 @@ same runs and share one run store.
   :mod:`~transformer_theory.training.depth_separation`.
 * ``10_intrinsic_dimension`` -- InfoFlow §4.1 and the single-layer head count of its predecessor, in
   :mod:`~transformer_theory.training.intrinsic_dimension`.
+* ``08_max_position_retrieval``, ``09_aggregation_cost``, ``11_triangle_center`` -- InfoFlow Theorem 2 and
+  §4.3, Theorem 3 and §4.4, §4.2, in :mod:`.max_position`, :mod:`.aggregation` and :mod:`.triangle_center`.
 * ``12_predictions_vs_training`` -- the held-out suite of the InfoFlow calculator, in
   :mod:`~transformer_theory.training.heldout`: each configuration's target and architecture at its
   sequence lengths and model sizes, the scoreboard's seeds and diagnostic follow-ups.
@@ -21,7 +23,8 @@ import difflib
 from typing import Any
 
 from transformer_theory.pipeline.results import current_profile
-from transformer_theory.training import depth_separation, heldout, intrinsic_dimension
+from transformer_theory.training import (aggregation, depth_separation, heldout, intrinsic_dimension,
+                                         max_position, triangle_center)
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.experiment import Experiment, best_over_seeds
 from transformer_theory.training.store import RunStore, default_store
@@ -30,7 +33,10 @@ from transformer_theory.training.tasks import TrainOptions
 
 EXPERIMENTS: dict[str, Experiment] = {
     "07_depth_separation": depth_separation.EXPERIMENT,
+    "08_max_position_retrieval": max_position.EXPERIMENT,
+    "09_aggregation_cost": aggregation.EXPERIMENT,
     "10_intrinsic_dimension": intrinsic_dimension.EXPERIMENT,
+    "11_triangle_center": triangle_center.EXPERIMENT,
     "12_predictions_vs_training": heldout.EXPERIMENT,
 }
 

@@ -1,0 +1,286 @@
+"""Specific-position aggregation and the cost law of coupled decoding (InfoFlow Theorem 3 and §4.4,
+chapter ``09_aggregation_cost``).
+
+Two parts, one run list:
+
+* ``attention`` -- InfoFlow §4.4: ``x(1) + x(2) + x(3)`` (a vector in R^2,
+  :func:`~transformer_theory.infoflow.targets.specific_positions`), T = 10, tokens ``N(0, I_2)``, one layer
+  with one head and learned absolute positional encoding; the CLS token's attention over the positions
+  (:func:`cls_attention`) is what the paper shows.
+* ``cost_law`` -- ours (a reconstruction: the paper's text shows no such experiment): a different smooth
+  readout of each of the first T0 positions (:func:`~transformer_theory.infoflow.targets.coupled_positions`)
+  with one head of a narrow model (E = ``cost_embed_dim``), so the head mixes T0 tokens into one E-dimensional
+  state, for several widths N of the encoder and the FFN (the parameters the cost law counts). The calculator's
+  exponents and the criterion for "observed" are committed before the training results (:data:`CRITERION`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from transformer_theory.infoflow import targets
+from transformer_theory.infoflow.architecture import Architecture
+from transformer_theory.infoflow.prediction import predict
+from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.transformer import Transformer
+from transformer_theory.pipeline.paths import project_root
+from transformer_theory.pipeline.provenance import environment
+from transformer_theory.pipeline.results import write_json_atomic
+from transformer_theory.training.config import RunConfig
+from transformer_theory.training.experiment import Experiment, ExperimentRun, best_over_seeds
+from transformer_theory.training.store import RunStore
+
+#: The chapter's parameters (the notebook's parameters cell holds the same names and values).
+DEFAULTS: dict[str, Any] = {
+    "positions": [1, 2, 3],
+    "seq_len": 10,
+    "embed_dim": 16,
+    "head_dim": 16,
+    "steps": 3000,
+    "seeds": [0, 1],
+    "cost_seq_len": 16,
+    "cost_T0s": [1, 2, 4, 8, 16],
+    "cost_embed_dim": 4,
+    "cost_widths": [4, 8, 16, 32, 64],
+    "cost_steps": 4000,
+    "cost_seeds": [0],
+    "target_seed": 0,
+    "batch_size": 256,
+    "lr": 3e-3,
+    "warmup": 200,
+    "weight_decay": 1e-2,
+    "val_size": 4096,
+    "eval_every": 100,
+    "ffn_width": 64,
+    "encoder_width": 32,
+}
+
+#: The observation criteria, fixed before any training of this chapter (committed with the predictions).
+CRITERION: dict[str, Any] = {
+    "statistic": ("best validation NMSE: the minimum over seeds and checkpoints of mean((y_hat - y)^2) / Var(y) "
+                  "on the held-out samples of each run"),
+    "attention_range": [0.25, 0.42],
+    "attention_elsewhere": 0.05,
+    "attention_spread": 0.05,
+    "attention_if": ("the CLS attention of the trained one-head model (the seed with the best NMSE), averaged over "
+                     "the validation samples, is within attention_range at each position of P and at most "
+                     "attention_elsewhere at every other input position, and its standard deviation over the "
+                     "samples is at most attention_spread at every input position (content independent)"),
+    "exponent_gap": 1.0,
+    "nmse_if": ("at every width, for every pair of aggregated-set sizes T0 whose predicted exponents differ by at "
+                "least exponent_gap, the larger exponent has the larger best NMSE"),
+    "slope_if": ("for every such pair, the larger exponent has the flatter slope (the least-squares slope of "
+                 "log10 best NMSE against log10 of the parameters of the encoder, FFN and readout, over the "
+                 "widths)"),
+    "cost_law_if": "the cost law is observed iff nmse_if and slope_if both hold",
+}
+
+#: Where the predictions are committed, relative to the repository root.
+PREDICTIONS_FILE = Path("results") / "book" / "09_aggregation_cost_predictions.json"
+
+
+def attention_model(p: dict[str, Any]) -> TransformerConfig:
+    """The one-head model with positional encoding of the §4.4 experiment (encoder width, FFN width from ``p``)."""
+    return TransformerConfig(d=2, heads=(1,), embed_dim=p["embed_dim"], head_dim=p["head_dim"],
+                             ffn_width=p["ffn_width"], encoder_width=p["encoder_width"], max_len=p["seq_len"],
+                             cls_token=True, readout_dim=2, cls_only_last=True)
+
+
+def cost_model(p: dict[str, Any], width: int) -> TransformerConfig:
+    """The narrow one-head model of the cost law: E = ``cost_embed_dim``, encoder and FFN of width ``width``."""
+    E = p["cost_embed_dim"]
+    return TransformerConfig(d=2, heads=(1,), embed_dim=E, head_dim=E, ffn_width=width, encoder_width=width,
+                             max_len=p["cost_seq_len"], cls_token=True, readout_dim=1, cls_only_last=True)
+
+
+def _run(p: dict[str, Any], model: TransformerConfig, target: str, args: dict, T: int, steps: int,
+         seed: int) -> RunConfig:
+    return RunConfig(model=model, target=target, target_args=args, seq_len=T, steps=steps,
+                     batch_size=p["batch_size"], lr=p["lr"], warmup=p["warmup"], weight_decay=p["weight_decay"],
+                     train_size=None, val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
+
+
+def runs(p: dict[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs, tagged ``part`` (``attention`` or ``cost_law``), ``T``, ``seed`` and, for the cost
+    law, ``T0`` and ``width``."""
+    out = []
+    for seed in p["seeds"]:
+        run = _run(p, attention_model(p), "specific_positions", {"P": list(p["positions"]), "d": 2}, p["seq_len"],
+                   p["steps"], seed)
+        out.append(ExperimentRun({"part": "attention", "T": p["seq_len"], "seed": seed}, run))
+    for width in p["cost_widths"]:
+        for T0 in p["cost_T0s"]:
+            for seed in p["cost_seeds"]:
+                args = {"T0": T0, "d": 2, "seed": p["target_seed"]}
+                run = _run(p, cost_model(p, width), "coupled_positions", args, p["cost_seq_len"], p["cost_steps"],
+                           seed)
+                out.append(ExperimentRun({"part": "cost_law", "T": p["cost_seq_len"], "T0": T0, "width": width,
+                                          "seed": seed}, run))
+    return out
+
+
+EXPERIMENT = Experiment("09_aggregation_cost", DEFAULTS, runs)
+
+
+def decoder_parameters(config: TransformerConfig) -> int:
+    """Parameters of the encoder, the FFNs and the readout: what the cost law counts (the predecessor's
+    Theorem 2 counts the FFN weights of the encoder and of the output map)."""
+    model = Transformer(config)
+    parts = [model.encoder, model.readout, *(block.ff for block in model.blocks)]
+    return sum(p.numel() for part in parts if part is not None for p in part.parameters())
+
+
+# ----------------------------------------------------------------------------------------------
+# predictions (chapter 06's calculator) and the committed criteria
+# ----------------------------------------------------------------------------------------------
+def predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
+    """The calculator's prediction for the §4.4 model and for every aggregated-set size of the cost law:
+    verdict, exponent k (``M ~ eps^-k``), regime, formula, and the slope ``-2/k`` it implies for
+    log NMSE against log M (NMSE ~ eps^2)."""
+    rows = []
+    cases = [("attention", targets.specific_positions(tuple(p["positions"]), d=2), p["embed_dim"], p["seq_len"],
+              len(p["positions"]))]
+    cases += [("cost_law", targets.coupled_positions(T0, d=2, seed=p["target_seed"]), p["cost_embed_dim"],
+               p["cost_seq_len"], T0) for T0 in p["cost_T0s"]]
+    for part, tree, E, T, T0 in cases:
+        pred = predict(tree, Architecture((1,), E, 2, positional=True), T, gamma=gamma)
+        rows.append({"part": part, "T0": T0, "T": T, "E": E, "efficient": pred.efficient,
+                     "exponent": round(pred.exponent, 6), "slope": round(-2.0 / pred.exponent, 6),
+                     "regime": pred.regime, "formula": pred.formula})
+    return rows
+
+
+def predictions_document(p: dict[str, Any]) -> dict[str, Any]:
+    """What is committed before the training results (:data:`PREDICTIONS_FILE`), without the provenance."""
+    return {"description": ("InfoFlow calculator predictions for chapter 09 (specific positions, cost law of coupled "
+                            "decoding), written before its networks were trained"),
+            "parameters": {k: p[k] for k in ("positions", "seq_len", "embed_dim", "cost_seq_len", "cost_T0s",
+                                             "cost_embed_dim", "cost_widths", "target_seed")},
+            "criterion": CRITERION, "predictions": predictions(p)}
+
+
+def write_predictions(path: str | Path | None = None) -> Path:
+    """Write :func:`predictions_document` for the chapter's defaults (its book sizes) with the git commit and
+    versions, atomically, to ``path`` (default :data:`PREDICTIONS_FILE` in the repository)."""
+    target = Path(path) if path is not None else project_root() / PREDICTIONS_FILE
+    env = environment()
+    write_json_atomic(target, {**predictions_document(DEFAULTS), "git": env["git"], "versions": env["versions"]})
+    return target
+
+
+def log_slope(x: list[float], y: list[float]) -> float:
+    """Least-squares slope of ``log10 y`` against ``log10 x`` (at least two distinct positive x)."""
+    x_arr, y_arr = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(x_arr) != len(y_arr) or len(set(x_arr.tolist())) < 2 or np.any(x_arr <= 0) or np.any(y_arr <= 0):
+        raise ValueError(f"log_slope needs at least two distinct positive x and positive y, got {x!r}, {y!r}")
+    return float(np.polyfit(np.log10(x_arr), np.log10(y_arr), 1)[0])
+
+
+def cost_law_observed(nmse: dict[int, dict[int, float]], params: dict[int, int], exponent: dict[int, float],
+                      criterion: dict[str, Any] = CRITERION) -> dict[str, Any]:
+    """The committed cost-law criterion: ``nmse[T0][width]`` best NMSEs, ``params[width]`` the counted
+    parameters, ``exponent[T0]`` the predicted exponents. Returns the slopes and whether each part held."""
+    slopes = {T0: log_slope([params[w] for w in sorted(row)], [row[w] for w in sorted(row)])
+              for T0, row in nmse.items()}
+    pairs = [(a, b) for a in nmse for b in nmse if exponent[b] - exponent[a] >= criterion["exponent_gap"]]
+    widths = sorted(set.intersection(*(set(row) for row in nmse.values())))
+    nmse_ok = all(nmse[b][w] > nmse[a][w] for a, b in pairs for w in widths)
+    slope_ok = all(slopes[b] > slopes[a] for a, b in pairs)
+    return {"slopes": slopes, "pairs": [list(p) for p in pairs], "nmse_ordered": nmse_ok, "slopes_ordered": slope_ok,
+            "observed": nmse_ok and slope_ok}
+
+
+def attention_observed(mean: np.ndarray, std: np.ndarray, positions: list[int],
+                       criterion: dict[str, Any] = CRITERION) -> bool:
+    """The committed attention criterion on :func:`cls_attention`'s mean and standard deviation over the T
+    input positions (1-based ``positions`` = P)."""
+    lo, hi = criterion["attention_range"]
+    inside = np.zeros(len(mean), dtype=bool)
+    inside[[q - 1 for q in positions]] = True
+    return bool(np.all((mean[inside] >= lo) & (mean[inside] <= hi)) and np.all(mean[~inside] <= criterion[
+        "attention_elsewhere"]) and np.all(std <= criterion["attention_spread"]))
+
+
+def cls_attention(model: Transformer, X: np.ndarray) -> np.ndarray:
+    """The CLS token's attention weights in the last layer, (B, h, T + 1): over the T input positions and,
+    last, the CLS token itself (InfoFlow §4.4's heat map)."""
+    if model.config.readout_dim is None:
+        raise ValueError("model: the CLS attention needs a model with a CLS readout")
+    with torch.no_grad():
+        trace = model.trace(torch.as_tensor(np.asarray(X), dtype=next(model.parameters()).dtype))
+    return trace.attention[-1][..., -1, :].double().numpy()
+
+
+def trained_model(run: RunConfig, store: RunStore) -> Transformer:
+    """The trained model of ``run``, its weights read from ``store`` (``ValueError`` if they were not kept)."""
+    weights = store.weights(run)
+    if weights is None:
+        raise ValueError(f"run {run.key}: no weights in the store (train it with save_weights)")
+    model = Transformer(run.model)
+    model.load_state_dict(weights)
+    return model.eval()
+
+
+def attention_summary(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], parameters: dict[str, Any] | None,
+                      store: RunStore, n_samples: int = 2048, seed: int = 0) -> dict[str, Any]:
+    """The CLS attention of the trained §4.4 model with the best NMSE (over the ``attention`` runs of
+    ``results``) on ``n_samples`` fresh inputs drawn with ``seed``: ``weights`` (n_samples, T) over the input
+    positions, their ``mean`` and ``std`` over the samples, ``to_cls`` (the mean weight on the CLS token itself),
+    ``observed`` (:func:`attention_observed`), the run's ``seed`` and ``nmse``."""
+    p = EXPERIMENT.parameters(parameters)
+    runs = {r.config.key: r for r in EXPERIMENT.runs(p) if r.tags["part"] == "attention"}
+    trained = [(tags, record) for tags, record in results if tags["part"] == "attention"
+               and record["best_nmse"] is not None]
+    if not trained:
+        raise ValueError("results hold no attention run with a finite NMSE")
+    tags, record = min(trained, key=lambda tr: tr[1]["best_nmse"])
+    model = trained_model(runs[record["key"]].config, store)
+    tree = targets.specific_positions(tuple(p["positions"]), d=2)
+    X = tree.sample_inputs(n_samples, p["seq_len"], np.random.default_rng(seed))
+    w = cls_attention(model, X)[:, 0, :]  # (n, T + 1): one head
+    inputs = w[:, : p["seq_len"]]
+    mean, std = inputs.mean(axis=0), inputs.std(axis=0)
+    return {"seed": tags["seed"], "nmse": record["best_nmse"], "weights": inputs, "mean": mean, "std": std,
+            "to_cls": float(w[:, -1].mean()), "observed": attention_observed(mean, std, list(p["positions"]))}
+
+
+def cost_law_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+                   parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One row per (T0, width) of the ``cost_law`` runs of ``results``: ``T0``, ``width``, ``nmse`` (best over
+    seeds), ``seed_nmse``, the counted ``parameters`` (:func:`decoder_parameters`) and the calculator's
+    ``predicted_exponent``."""
+    p = EXPERIMENT.parameters(parameters)
+    exponent = {r["T0"]: r["exponent"] for r in predictions(p) if r["part"] == "cost_law"}
+    rows = best_over_seeds([({k: v for k, v in tags.items() if k != "part"}, record)
+                            for tags, record in results if tags["part"] == "cost_law"])
+    for row in rows:
+        row.update(parameters=decoder_parameters(cost_model(p, row["width"])), predicted_exponent=exponent[row["T0"]])
+    return sorted(rows, key=lambda r: (r["T0"], r["width"]))
+
+
+def cost_law(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The committed cost-law criterion (:func:`cost_law_observed`) on the rows of :func:`cost_law_table`, with
+    the predicted slopes ``-2/k`` beside the measured ones. ``ValueError`` if a run diverged or no pair of T0 is
+    compared (the criterion would hold vacuously)."""
+    if any(r["nmse"] is None for r in rows):
+        raise ValueError(f"cost law: runs without a finite NMSE: {[(r['T0'], r['width']) for r in rows if r['nmse'] is None]}")
+    nmse: dict[int, dict[int, float]] = {}
+    for r in rows:
+        nmse.setdefault(r["T0"], {})[r["width"]] = r["nmse"]
+    exponent = {r["T0"]: r["predicted_exponent"] for r in rows}
+    params = {r["width"]: r["parameters"] for r in rows}
+    judged = cost_law_observed(nmse, params, exponent)
+    if not judged["pairs"]:
+        raise ValueError(f"cost law: no two T0 whose predicted exponents differ by {CRITERION['exponent_gap']} "
+                         f"or more ({exponent}): nothing to compare")
+    judged["predicted_slopes"] = {T0: -2.0 / k for T0, k in exponent.items()}
+    return judged
+
+
+if __name__ == "__main__":  # pragma: no cover - the command that writes the committed predictions
+    print(write_predictions())

@@ -1,0 +1,273 @@
+"""Max-position retrieval (InfoFlow Theorem 2 and §4.3, chapter ``08_max_position_retrieval``).
+
+Three parts, one run list:
+
+* ``one_layer`` -- ``b^T x(t_k)`` with ``t_k`` the position of the k-th largest ``q^T x(t)``
+  (:func:`~transformer_theory.infoflow.targets.kth_largest`, d = 4), one layer with one head, for k in
+  ``ks`` and every T: Theorem 2 (as summarised) says only k = 1 is cheap.
+* ``two_layer`` -- the same target for k = ``two_layer_k`` with two layers (one head each): chapter 06's
+  calculator predicts it efficient (the k-th largest as a pointer chase, a reconstruction); the prediction
+  and the criterion for "observed" are committed before the training results (:data:`CRITERION`,
+  :func:`predictions`).
+* ``probe`` -- two-layer models with several head counts on InfoFlow §4.1's target
+  ``sum_i max_{s,t} x(s)^T A_i x(t)`` for the linear probe of §4.3 (:func:`retrieval_probe`): the token of
+  the largest layer-1 attention score can be read off the state after attention, the second-largest one
+  cannot. The paper does not say which task its probe used; §4.1's is our choice.
+
+Steps, widths, seeds and fresh samples every step (``train_size=None``) are ours.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from transformer_theory.checks import positive_real
+from transformer_theory.infoflow import targets
+from transformer_theory.infoflow.architecture import Architecture
+from transformer_theory.infoflow.prediction import predict
+from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.transformer import Transformer
+from transformer_theory.pipeline.paths import project_root
+from transformer_theory.pipeline.provenance import environment
+from transformer_theory.pipeline.results import write_json_atomic
+from transformer_theory.training.config import RunConfig
+from transformer_theory.training.experiment import Experiment, ExperimentRun
+
+#: The chapter's parameters (the notebook's parameters cell holds the same names and values).
+DEFAULTS: dict[str, Any] = {
+    "seq_lens": [8, 16, 32, 64],
+    "ks": [1, 2, 3],
+    "embed_dim": 8,
+    "head_dim": 8,
+    "two_layer_k": 2,
+    "steps": 5000,
+    "seeds": [0, 1],
+    "target_seed": 0,
+    "probe_D": 2,
+    "probe_seq_len": 16,
+    "probe_heads": [[2, 2], [1, 2], [2, 1], [1, 1]],
+    "probe_embed_dim": 32,
+    "probe_head_dim": 16,
+    "probe_steps": 8000,
+    "probe_seeds": [0],
+    "batch_size": 256,
+    "lr": 3e-3,
+    "warmup": 200,
+    "weight_decay": 1e-2,
+    "val_size": 4096,
+    "eval_every": 100,
+    "ffn_width": 64,
+    "encoder_width": 32,
+}
+
+#: The observation criteria, fixed before any training of this chapter (committed with the predictions).
+CRITERION: dict[str, Any] = {
+    "statistic": ("best validation NMSE: the minimum over seeds and checkpoints of mean((y_hat - y)^2) / Var(y) "
+                  "on the held-out samples of each run"),
+    "max_growth": 4.0,
+    "top1_threshold": 0.05,
+    "separation": 5.0,
+    "two_layer_threshold": 0.1,
+    "two_layer_vs_one_layer": 0.5,
+    "top1_if": ("one layer, k = 1 stays low: its best NMSE at the largest T is at most top1_threshold and at most "
+                "max_growth times its best NMSE at the smallest T"),
+    "kth_if": ("one layer, every k >= 2 degrades: its best NMSE at the largest T exceeds its best NMSE at the "
+               "smallest T and is at least separation times the k = 1 NMSE at the largest T"),
+    "two_layer_efficient_if": ("two layers, k = two_layer_k: observed efficient iff its best NMSE at the largest T "
+                               "is at most two_layer_threshold, at most max_growth times its best NMSE at the "
+                               "smallest T, and at most two_layer_vs_one_layer times the one-layer NMSE of the "
+                               "same k at the largest T; otherwise observed inefficient"),
+    "agrees_if": "the two-layer configuration agrees iff observed efficient == predicted efficient",
+    "probe_argmax_ratio": 0.84,
+    "probe_second_ratio": 0.9,
+    "probe_if": ("every probed configuration has a layer-1 head whose argmax recovery-error ratio (trained / "
+                 "initialisation) is at most probe_argmax_ratio (the largest ratio the paper reports), and every "
+                 "such head has a second-largest ratio of at least probe_second_ratio"),
+}
+
+#: Where the predictions are committed, relative to the repository root.
+PREDICTIONS_FILE = Path("results") / "book" / "08_max_position_retrieval_predictions.json"
+
+
+def _model(heads: Any, E: int, n: int, p: dict[str, Any]) -> TransformerConfig:
+    return TransformerConfig(d=4, heads=tuple(heads), embed_dim=E, head_dim=n, ffn_width=p["ffn_width"],
+                             encoder_width=p["encoder_width"], cls_token=True, readout_dim=1, cls_only_last=True)
+
+
+def _run(p: dict[str, Any], model: TransformerConfig, target: str, args: dict, T: int, steps: int,
+         seed: int) -> RunConfig:
+    return RunConfig(model=model, target=target, target_args=args, seq_len=T, steps=steps,
+                     batch_size=p["batch_size"], lr=p["lr"], warmup=p["warmup"], weight_decay=p["weight_decay"],
+                     train_size=None, val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
+
+
+def runs(p: dict[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs, tagged ``part`` (``one_layer``, ``two_layer``, ``probe``), ``layers``, ``heads``,
+    ``k`` (or ``D``), ``T`` and ``seed``."""
+    out = []
+    E, n = p["embed_dim"], p["head_dim"]
+    kth = [("one_layer", [1], k) for k in p["ks"]] + [("two_layer", [1, 1], p["two_layer_k"])]
+    for T in p["seq_lens"]:
+        for part, heads, k in kth:
+            for seed in p["seeds"]:
+                run = _run(p, _model(heads, E, n, p), "kth_largest", {"k": k, "d": 4, "seed": p["target_seed"]},
+                           T, p["steps"], seed)
+                out.append(ExperimentRun({"part": part, "layers": len(heads), "heads": heads, "k": k, "T": T,
+                                          "seed": seed}, run))
+    for heads in p["probe_heads"]:
+        model = _model(heads, p["probe_embed_dim"], p["probe_head_dim"], p)
+        for seed in p["probe_seeds"]:
+            args = {"D": p["probe_D"], "d": 4, "seed": p["target_seed"]}
+            run = _run(p, model, "pairwise_max", args, p["probe_seq_len"], p["probe_steps"], seed)
+            out.append(ExperimentRun({"part": "probe", "layers": 2, "heads": list(heads), "D": p["probe_D"],
+                                      "T": p["probe_seq_len"], "seed": seed}, run))
+    return out
+
+
+EXPERIMENT = Experiment("08_max_position_retrieval", DEFAULTS, runs)
+
+
+# ----------------------------------------------------------------------------------------------
+# predictions (chapter 06's calculator) and the committed criteria
+# ----------------------------------------------------------------------------------------------
+def predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
+    """The calculator's prediction for every k-th largest configuration of ``p``: one row per
+    (layers, k, T) with the verdict, exponent, regime and formula."""
+    rows = []
+    E = p["embed_dim"]
+    for part, heads, k in [("one_layer", (1,), k) for k in p["ks"]] + [("two_layer", (1, 1), p["two_layer_k"])]:
+        tree = targets.kth_largest(k, d=4, seed=p["target_seed"])
+        for T in p["seq_lens"]:
+            pred = predict(tree, Architecture(heads, E, 4), T, gamma=gamma)
+            rows.append({"part": part, "layers": len(heads), "heads": list(heads), "k": k, "T": T, "E": E,
+                         "efficient": pred.efficient, "exponent": round(pred.exponent, 6), "regime": pred.regime,
+                         "formula": pred.formula, "reason": pred.reason})
+    return rows
+
+
+def predictions_document(p: dict[str, Any]) -> dict[str, Any]:
+    """What is committed before the training results (:data:`PREDICTIONS_FILE`), without the provenance."""
+    return {"description": ("InfoFlow calculator predictions for chapter 08 (k-th largest retrieval, one and two "
+                            "layers), written before its networks were trained"),
+            "parameters": {k: p[k] for k in ("seq_lens", "ks", "embed_dim", "head_dim", "two_layer_k",
+                                             "target_seed")},
+            "criterion": CRITERION, "predictions": predictions(p)}
+
+
+def write_predictions(path: str | Path | None = None) -> Path:
+    """Write :func:`predictions_document` for the chapter's defaults (its book sizes) with the git commit and
+    versions, atomically, to ``path`` (default :data:`PREDICTIONS_FILE` in the repository)."""
+    target = Path(path) if path is not None else project_root() / PREDICTIONS_FILE
+    env = environment()
+    write_json_atomic(target, {**predictions_document(DEFAULTS), "git": env["git"], "versions": env["versions"]})
+    return target
+
+
+def _growth(nmse_by_T: dict[int, float]) -> float:
+    return nmse_by_T[max(nmse_by_T)] / nmse_by_T[min(nmse_by_T)]
+
+
+def judge(one_layer: dict[int, dict[int, float]], two_layer: dict[int, float], two_layer_k: int,
+          criterion: dict[str, Any] = CRITERION) -> dict[str, Any]:
+    """The committed criteria applied to best NMSEs ``one_layer[k][T]`` and ``two_layer[T]`` (two layers,
+    k = ``two_layer_k``): whether top-1 stayed low, whether each k >= 2 degraded, and whether the two-layer
+    configuration was observed efficient."""
+    c = criterion
+    for name, table in [*((f"one-layer k = {k}", v) for k, v in one_layer.items()), ("two-layer", two_layer)]:
+        if len(table) < 2:
+            raise ValueError(f"{name}: the criterion compares at least two sequence lengths, got {sorted(table)}")
+        for T, v in table.items():
+            positive_real(f"{name} best NMSE at T = {T}", v)
+    for k in (1, two_layer_k):
+        if k not in one_layer:
+            raise ValueError(f"one_layer: the criterion needs the one-layer k = {k} runs")
+    top, T_max = one_layer[1], max(one_layer[1])
+    if max(two_layer) != T_max:
+        raise ValueError(f"two_layer: its largest T = {max(two_layer)} differs from the one-layer runs' {T_max}")
+    top1 = top[T_max] <= c["top1_threshold"] and _growth(top) <= c["max_growth"]
+    kth = {k: _growth(v) > 1 and v[T_max] >= c["separation"] * top[T_max] for k, v in one_layer.items() if k >= 2}
+    last = two_layer[T_max]
+    efficient = (last <= c["two_layer_threshold"] and _growth(two_layer) <= c["max_growth"]
+                 and last <= c["two_layer_vs_one_layer"] * one_layer[two_layer_k][T_max])
+    return {"top1_stays_low": top1, "kth_degrades": kth, "two_layer_observed_efficient": efficient}
+
+
+def probe_observed(rows: list[dict[str, Any]], criterion: dict[str, Any] = CRITERION) -> bool:
+    """The committed probe criterion on :func:`probe_ratios` rows (one per configuration and layer-1 head)."""
+    configs: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        configs.setdefault(str(r["heads"]), []).append(r)
+    if not configs:
+        raise ValueError("rows: no probed configuration")
+    for heads in configs.values():
+        good = [r for r in heads if r["argmax_ratio"] <= criterion["probe_argmax_ratio"]]
+        if not good or any(r["second_ratio"] < criterion["probe_second_ratio"] for r in good):
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------------------------
+# the linear probe of InfoFlow §4.3
+# ----------------------------------------------------------------------------------------------
+def _relative_error(features: np.ndarray, y: np.ndarray, n_fit: int) -> float:
+    """Least-squares affine map fitted on the first ``n_fit`` rows; on the others, the mean squared residual
+    over the variance of ``y`` (1 = no better than the mean)."""
+    A = np.hstack([features, np.ones((len(features), 1))])
+    coef, *_ = np.linalg.lstsq(A[:n_fit], y[:n_fit], rcond=None)
+    test, truth = A[n_fit:] @ coef, y[n_fit:]
+    return float(((test - truth) ** 2).sum() / ((truth - y[:n_fit].mean(axis=0)) ** 2).sum())
+
+
+def retrieval_probe(model: Transformer, X: np.ndarray, fit_fraction: float = 0.5) -> list[dict[str, float]]:
+    """InfoFlow §4.3's probe, for every active head of layer 1 of ``model`` on inputs ``X`` (B, T, d).
+
+    For each token t (queries and keys: the T input tokens, CLS left out) the head's largest and
+    second-largest attention scores select ``s1(t)`` and ``s2(t)``; an affine map from the post-attention
+    state at t (the residual stream after layer 1's SA layer) to the raw token ``x(s1(t))`` (and
+    ``x(s2(t))``) is fitted by least squares on the first ``fit_fraction`` of the sequences and its relative
+    error measured on the rest. Returns ``{"head", "argmax_error", "second_error"}`` per head.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 3 or X.shape[-1] != model.config.d:
+        raise ValueError(f"X must have shape (batch, T, {model.config.d}), got {X.shape}")
+    if not 0 < fit_fraction < 1:
+        raise ValueError(f"fit_fraction must lie in (0, 1), got {fit_fraction!r}")
+    B, T, d = X.shape
+    fitted = int(B * fit_fraction)
+    if not 0 < fitted < B:
+        raise ValueError(f"batch = {B}: too few sequences to fit on some and test on the others")
+    n_fit = fitted * T
+    with torch.no_grad():
+        trace = model.trace(torch.as_tensor(X, dtype=next(model.parameters()).dtype))
+    weights = trace.attention[0][:, :, :T, :T].double().numpy()  # (B, h, T, T)
+    state = trace.post_attention[0][:, :T].double().numpy().reshape(B * T, -1)
+    order = np.argsort(-weights, axis=-1)
+    active = (model.config.active_heads or model.config.heads)[0]
+    rows = []
+    for head in range(active):
+        errors = {}
+        for name, rank in (("argmax_error", 0), ("second_error", 1)):
+            picked = order[:, head, :, rank]  # (B, T): the selected position of each query token
+            y = np.take_along_axis(X, picked[..., None], axis=1).reshape(B * T, d)
+            errors[name] = _relative_error(state, y, n_fit)
+        rows.append({"head": head + 1, **errors})
+    return rows
+
+
+def probe_ratios(trained: Transformer, initial: Transformer, X: np.ndarray) -> list[dict[str, float]]:
+    """:func:`retrieval_probe` of the trained model over that of the same model at its initialisation, per
+    head: ``argmax_ratio`` and ``second_ratio`` (the paper reports 0.08 to 0.84, and about 1.0)."""
+    rows = []
+    for t, i in zip(retrieval_probe(trained, X), retrieval_probe(initial, X)):
+        rows.append({"head": t["head"], "argmax_trained": t["argmax_error"], "argmax_init": i["argmax_error"],
+                     "argmax_ratio": t["argmax_error"] / i["argmax_error"], "second_trained": t["second_error"],
+                     "second_init": i["second_error"], "second_ratio": t["second_error"] / i["second_error"]})
+    return rows
+
+
+if __name__ == "__main__":  # pragma: no cover - the command that writes the committed predictions
+    print(write_predictions())

@@ -1,0 +1,116 @@
+"""Chapter 11's experiment (the triangle center, InfoFlow §4.2): its run list, its table beside the paper's
+values, the comparison count against the models' capacity, and the criteria."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import pytest  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+from transformer_theory.infoflow.reference import TRIANGLE_CENTER_NMSE  # noqa: E402
+from transformer_theory.models import Transformer  # noqa: E402
+from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
+from transformer_theory.plotting.triangle_center import configuration_label, plot_triangle_center  # noqa: E402
+from transformer_theory.training import experiment, plan_tasks  # noqa: E402
+from transformer_theory.training.triangle_center import (DEFAULTS, EXPERIMENT, LEARNED_MAX_NMSE,  # noqa: E402
+                                                         NEAR_ONE_MIN_NMSE, comparison_growth, judge, model,
+                                                         nmse_table, predictions)
+
+NOTEBOOK = ROOT / "notebooks" / "11_triangle_center.ipynb"
+
+
+def test_registry_and_notebook_hold_the_module_experiment() -> None:
+    assert experiment("11_triangle_center") is EXPERIMENT
+    assert notebook_parameters(NOTEBOOK) == DEFAULTS
+
+
+def test_run_list() -> None:
+    runs = EXPERIMENT.runs()
+    assert {(r.tags["h1"], r.tags["h2"], r.tags["E"]) for r in runs} == {(2, 2, 24), (4, 4, 24), (4, 4, 48)}
+    assert sorted({r.tags["T"] for r in runs}) == [8, 16, 32, 64] and len(runs) == 12
+    for r in runs:
+        m, c = r.config.model, r.config
+        assert c.target == "triangle_center" and c.target_args == {"squared": False} and m.d == 2
+        assert m.heads == (r.tags["h1"], r.tags["h2"]) and m.width == r.tags["E"]
+        assert m.head_dim * r.tags["h1"] == r.tags["E"] and m.max_len is None and m.cls_only_last
+        shortest = r.tags["T"] == 8
+        assert c.steps == (DEFAULTS["steps"] if shortest else DEFAULTS["long_steps"])
+        assert c.train_size == (DEFAULTS["train_size"] if shortest else DEFAULTS["long_train_size"])
+    assert len(plan_tasks([r.config for r in runs])) == 12  # three architectures at four lengths, one seed
+    with pytest.raises(ValueError, match="multiple of h1"):
+        model(4, 4, 30, DEFAULTS)
+    with pytest.raises(ValueError, match="unknown parameter"):
+        EXPERIMENT.runs({"seq_len": 8})
+
+
+def _results(nmse: dict[tuple, list]) -> list[tuple[dict, dict]]:
+    out = []
+    for (h1, h2, E, T), values in nmse.items():
+        for seed, v in enumerate(values):
+            out.append(({"h1": h1, "h2": h2, "E": E, "T": T, "seed": seed}, {"best_nmse": v}))
+    return out
+
+
+def test_nmse_table_beside_the_paper() -> None:
+    results = _results({(2, 2, 24, 8): [0.2, 0.15], (2, 2, 24, 64): [0.99, None], (4, 4, 48, 12): [0.5]})
+    rows = nmse_table(results)
+    assert [(r["h1"], r["E"], r["T"], r["nmse"]) for r in rows] == [(2, 24, 8, 0.15), (2, 24, 64, 0.99),
+                                                                     (4, 48, 12, 0.5)]
+    assert rows[0]["paper_nmse"] == TRIANGLE_CENTER_NMSE[8]["(2,2),E=24"] == 0.086
+    assert rows[1]["paper_nmse"] == 0.985 and rows[2]["paper_nmse"] is None  # T = 12 is not in the paper's table
+    assert rows[0]["parameters"] == Transformer(model(2, 2, 24, DEFAULTS)).num_parameters()
+    assert rows[2]["parameters"] > rows[0]["parameters"]
+
+
+def test_predictions() -> None:
+    rows = predictions({"seq_lens": [8, 64], "configs": [[2, 2, 24], [4, 4, 48]]})
+    assert [(r["h1"], r["E"], r["T"]) for r in rows] == [(2, 24, 8), (2, 24, 64), (4, 48, 8), (4, 48, 64)]
+    assert not any(r["predicted_efficient"] for r in rows)  # order-3 comparisons: no fixed model suffices
+    assert rows[0]["parameters"] == Transformer(model(2, 2, 24, DEFAULTS)).num_parameters()
+    assert rows[1]["predicted_exponent"] > rows[0]["predicted_exponent"]  # T d > E: the exponent grows with T
+
+
+def test_comparison_number_grows_as_t_cubed_past_the_capacity() -> None:
+    growth = comparison_growth([8, 16, 32, 64], [[2, 2, 24], [4, 4, 48]])
+    for g in growth:
+        T = g["T"]
+        assert g["comparison_number"] == T ** 3 + T ** 2 + T and g["triples"] == T ** 3
+        assert g["capacity (2,2),E=24"] == 4 * (T + 1) ** 2 and g["capacity (4,4),E=48"] == 8 * (T + 1) ** 2
+        assert g["ratio (4,4),E=48"] == g["comparison_number"] / g["capacity (4,4),E=48"]
+    ratios = [g["ratio (2,2),E=24"] for g in growth]
+    assert all(b / a > 1.8 for a, b in zip(ratios, ratios[1:]))  # ~T^3 / T^2: doubling T about doubles the ratio
+
+
+def test_criteria() -> None:
+    rows = nmse_table(_results({(2, 2, 24, 8): [0.2], (2, 2, 24, 64): [0.98], (4, 4, 48, 8): [0.25],
+                                (4, 4, 48, 16): [0.8], (4, 4, 48, 64): [0.9]}))
+    judged = judge(rows)
+    assert judged["shortest_T"] == 8 and judged["largest_T"] == 64 and judged["observed"]
+    assert judged["configs"]["(4,4),E=48"] == {"learned": True, "near_one": True}
+    bad = judge(nmse_table(_results({(2, 2, 24, 8): [LEARNED_MAX_NMSE + 0.01], (2, 2, 24, 64): [0.98],
+                                     (4, 4, 48, 8): [0.1], (4, 4, 48, 64): [NEAR_ONE_MIN_NMSE - 0.01]})))
+    assert bad["configs"] == {"(2,2),E=24": {"learned": False, "near_one": True},
+                              "(4,4),E=48": {"learned": True, "near_one": False}} and not bad["observed"]
+    with pytest.raises(ValueError, match="no finite NMSE at T = 64"):
+        judge(nmse_table(_results({(2, 2, 24, 8): [0.1], (2, 2, 24, 64): [None], (4, 4, 48, 64): [0.9]})))
+    with pytest.raises(ValueError, match="two sequence lengths"):
+        judge(nmse_table(_results({(2, 2, 24, 8): [0.1]})))
+
+
+def test_figure() -> None:
+    rows = nmse_table(_results({(c[0], c[1], c[2], T): [0.1 * T / 8] for c in ([2, 2, 24], [4, 4, 48])
+                                for T in (8, 16)}))
+    fig = plot_triangle_center(rows, comparison_growth([8, 16], [[2, 2, 24], [4, 4, 48]]))
+    left, right = fig.axes
+    labels = [line.get_label() for line in left.get_lines()]
+    assert labels[:4] == [f"{configuration_label(2, 2, 24)} (ours)", f"{configuration_label(2, 2, 24)} (paper)",
+                          f"{configuration_label(4, 4, 48)} (ours)", f"{configuration_label(4, 4, 48)} (paper)"]
+    assert list(left.get_lines()[0].get_ydata()) == pytest.approx([0.1, 0.2])
+    assert list(left.get_lines()[1].get_ydata()) == [0.086, 0.843]  # the paper's values at T = 8, 16
+    assert [line.get_label() for line in right.get_lines()] == [
+        "comparison number", "$T^3$", "attention comparisons (2,2),E=24", "attention comparisons (4,4),E=48"]
+    assert right.get_yscale() == "log" and list(right.get_lines()[2].get_ydata()) == [4 * 81, 4 * 289]
+    with pytest.raises(ValueError, match="non-empty"):
+        plot_triangle_center([], [])
