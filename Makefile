@@ -45,7 +45,8 @@ book: html
 test: $(STAMP)
 	$(PY) -m pytest tests --ignore=tests/book
 	$(MAKE) --no-print-directory html PROFILE=smoke
-	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/executed/smoke/*.ipynb
+	# nbval's kernels re-run the smoke notebooks: they read their profile (and run store) as the runner's kernels do
+	TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/executed/smoke/*.ipynb
 	$(PY) -m pytest tests/book
 
 lab: $(STAMP)
