@@ -96,20 +96,27 @@ def test_infoflow_predictions_agree_with_the_papers() -> None:
     assert values["n_judged"] > 0 and values["n_agree_with_papers"] == values["n_judged"]
 
 
+def committed_results(name: str, parameters: dict) -> list[tuple[dict, dict]]:
+    """(tags, record) of every book-profile run of chapter ``name`` for ``parameters``, read from
+    ``results/book/runs/``; fails naming the runs that are missing (so ``make book`` would train them)."""
+    runs = experiment(name).runs(parameters)
+    store = RunStore(RESULTS / "runs")
+    results = [(run.tags, store.get(run.config)) for run in runs]
+    missing = [tags for tags, record in results if record is None]
+    assert not missing, (f"runs missing from results/book/runs/ (`make reproduce NOTEBOOKS={name} ACCEPT=1` "
+                         f"trains them and copies the records): {missing[:3]}")
+    return results
+
+
 def test_depth_separation_runs_support_the_claim() -> None:
     """Chapter 07 (InfoFlow Theorem 1; the experiment is the project's own): every run of the book profile is
     committed under ``results/book/runs/`` (so ``make book`` trains nothing), and at the largest T the best
     two-layer NMSE over seeds is at least ``MIN_RATIO`` times lower than the best one-layer NMSE, as the chapter's
     results file also says."""
     parameters = load_profile("book")["07_depth_separation"]
-    runs = experiment("07_depth_separation").runs(parameters)
-    store = RunStore(RESULTS / "runs")
-    records = [store.get(run.config) for run in runs]
-    missing = [run.tags for run, record in zip(runs, records) if record is None]
-    assert not missing, (f"runs missing from results/book/runs/ (`make reproduce NOTEBOOKS=07_depth_separation "
-                         f"ACCEPT=1` trains them and copies the records): {missing}")
+    results = committed_results("07_depth_separation", parameters)
     p = experiment("07_depth_separation").parameters(parameters)
-    rows = nmse_table([(run.tags, record) for run, record in zip(runs, records)], parameters)
+    rows = nmse_table(results, parameters)
     largest = separation(rows, max(p["seq_lens"]), p["ffn_width"])
     assert largest["ratio"] >= MIN_RATIO, largest
     values = load("07_depth_separation")["values"]
@@ -122,12 +129,7 @@ def test_triangle_center_runs_support_the_criteria() -> None:
     """Chapter 11 (InfoFlow §4.2): every run of the book profile is committed under ``results/book/runs/``, and
     every configuration learns at the shortest T (NMSE <= 0.3) and is near 1 at the largest (NMSE >= 0.7)."""
     parameters = load_profile("book")["11_triangle_center"]
-    runs = experiment("11_triangle_center").runs(parameters)
-    store = RunStore(RESULTS / "runs")
-    records = [store.get(run.config) for run in runs]
-    missing = [run.tags for run, record in zip(runs, records) if record is None]
-    assert not missing, f"runs missing from results/book/runs/ (train them and copy the records): {missing}"
-    rows = triangle_center.nmse_table([(run.tags, record) for run, record in zip(runs, records)], parameters)
+    rows = triangle_center.nmse_table(committed_results("11_triangle_center", parameters), parameters)
     judged = triangle_center.judge(rows)
     assert judged["shortest_T"] == 8 and judged["largest_T"] == 64 and judged["observed"], judged
 
@@ -137,13 +139,8 @@ def test_aggregation_runs_support_the_criteria() -> None:
     ``results/book/runs/`` with the weights of the §4.4 models; the trained model's CLS attention meets the
     committed attention criterion and the cost-law runs the committed cost-law criterion."""
     parameters = load_profile("book")["09_aggregation_cost"]
-    runs = experiment("09_aggregation_cost").runs(parameters)
-    store = RunStore(RESULTS / "runs")
-    records = [store.get(run.config) for run in runs]
-    missing = [run.tags for run, record in zip(runs, records) if record is None]
-    assert not missing, f"runs missing from results/book/runs/ (train them and copy the records): {missing}"
-    results = [(run.tags, record) for run, record in zip(runs, records)]
-    assert aggregation.attention_summary(results, parameters, store, n_samples=512)["observed"]
+    results = committed_results("09_aggregation_cost", parameters)
+    assert aggregation.attention_summary(results, parameters, RunStore(RESULTS / "runs"), n_samples=512)["observed"]
     assert aggregation.cost_law(aggregation.cost_law_table(results, parameters))["observed"]
 
 
@@ -152,12 +149,7 @@ def test_intrinsic_dimension_runs_are_committed_and_tabulated() -> None:
     under ``results/book/runs/``, and the chapter's results file holds the table, ratios and verdicts of those
     runs against the criterion it fixed (``MIN_RATIOS``; a missed bar is reported, not hidden)."""
     parameters = load_profile("book")["10_intrinsic_dimension"]
-    runs = experiment("10_intrinsic_dimension").runs(parameters)
-    store = RunStore(RESULTS / "runs")
-    records = [store.get(run.config) for run in runs]
-    missing = [run.tags for run, record in zip(runs, records) if record is None]
-    assert not missing, f"runs missing from results/book/runs/ (train them and copy the records): {missing}"
-    results = [(run.tags, record) for run, record in zip(runs, records)]
+    results = committed_results("10_intrinsic_dimension", parameters)
     rows = intrinsic_dimension.nmse_table(results, parameters)
     ratios = intrinsic_dimension.separation_ratios(rows)
     values = load("10_intrinsic_dimension")["values"]
@@ -169,15 +161,8 @@ def test_intrinsic_dimension_runs_are_committed_and_tabulated() -> None:
 
 
 def _chapter12_results() -> tuple[dict, list]:
-    from transformer_theory.training import RunStore, experiment
-
     data = load("12_predictions_vs_training")
-    store = RunStore(RESULTS / "runs")
-    runs = experiment("12_predictions_vs_training").runs(data["parameters"])
-    results = [(r.tags, store.get(r.config)) for r in runs]
-    missing = [r.tags for r, (_, rec) in zip(runs, results) if rec is None]
-    assert not missing, f"runs missing from results/book/runs/ (train them and commit the records): {missing[:3]}"
-    return data, results
+    return data, committed_results("12_predictions_vs_training", data["parameters"])
 
 
 def test_committed_runs_give_the_recorded_scoreboard() -> None:
