@@ -28,11 +28,10 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.pipeline.paths import project_root
-from transformer_theory.pipeline.provenance import environment
-from transformer_theory.pipeline.results import write_json_atomic
 from transformer_theory.training.config import RunConfig
-from transformer_theory.training.experiment import Experiment, ExperimentRun, best_over_seeds
+from transformer_theory.training.experiment import (BEST_NMSE_STATISTIC, Experiment, ExperimentRun, best_over_seeds,
+                                                    experiment_run)
+from transformer_theory.training.predictions import write_committed
 from transformer_theory.training.store import RunStore
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
@@ -62,8 +61,7 @@ DEFAULTS: dict[str, Any] = {
 
 #: The observation criteria, fixed before any training of this chapter (committed with the predictions).
 CRITERION: dict[str, Any] = {
-    "statistic": ("best validation NMSE: the minimum over seeds and checkpoints of mean((y_hat - y)^2) / Var(y) "
-                  "on the held-out samples of each run"),
+    "statistic": BEST_NMSE_STATISTIC,
     "attention_range": [0.25, 0.42],
     "attention_elsewhere": 0.05,
     "attention_spread": 0.05,
@@ -98,27 +96,20 @@ def cost_model(p: dict[str, Any], width: int) -> TransformerConfig:
                              max_len=p["cost_seq_len"], cls_token=True, readout_dim=1, cls_only_last=True)
 
 
-def _run(p: dict[str, Any], model: TransformerConfig, target: str, args: dict, T: int, steps: int,
-         seed: int) -> RunConfig:
-    return RunConfig(model=model, target=target, target_args=args, seq_len=T, steps=steps,
-                     batch_size=p["batch_size"], lr=p["lr"], warmup=p["warmup"], weight_decay=p["weight_decay"],
-                     train_size=None, val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
-
-
 def runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``attention`` or ``cost_law``), ``T``, ``seed`` and, for the cost
     law, ``T0`` and ``width``."""
     out = []
     for seed in p["seeds"]:
-        run = _run(p, attention_model(p), "specific_positions", {"P": list(p["positions"]), "d": 2}, p["seq_len"],
-                   p["steps"], seed)
+        run = experiment_run(p, attention_model(p), "specific_positions", {"P": list(p["positions"]), "d": 2},
+                             p["seq_len"], seed)
         out.append(ExperimentRun({"part": "attention", "T": p["seq_len"], "seed": seed}, run))
     for width in p["cost_widths"]:
         for T0 in p["cost_T0s"]:
             for seed in p["cost_seeds"]:
                 args = {"T0": T0, "d": 2, "seed": p["target_seed"]}
-                run = _run(p, cost_model(p, width), "coupled_positions", args, p["cost_seq_len"], p["cost_steps"],
-                           seed)
+                run = experiment_run(p, cost_model(p, width), "coupled_positions", args, p["cost_seq_len"], seed,
+                                     steps=p["cost_steps"])
                 out.append(ExperimentRun({"part": "cost_law", "T": p["cost_seq_len"], "T0": T0, "width": width,
                                           "seed": seed}, run))
     return out
@@ -167,10 +158,7 @@ def predictions_document(p: dict[str, Any]) -> dict[str, Any]:
 def write_predictions(path: str | Path | None = None) -> Path:
     """Write :func:`predictions_document` for the chapter's defaults (its book sizes) with the git commit and
     versions, atomically, to ``path`` (default :data:`PREDICTIONS_FILE` in the repository)."""
-    target = Path(path) if path is not None else project_root() / PREDICTIONS_FILE
-    env = environment()
-    write_json_atomic(target, {**predictions_document(DEFAULTS), "git": env["git"], "versions": env["versions"]})
-    return target
+    return write_committed(predictions_document(DEFAULTS), PREDICTIONS_FILE, path)
 
 
 def log_slope(x: list[float], y: list[float]) -> float:

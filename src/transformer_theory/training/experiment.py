@@ -34,6 +34,11 @@ TRAINING_DEFAULTS: dict[str, Any] = {
 }
 
 
+#: The statistic every training chapter reports and its committed criteria name (InfoFlow's and P1's).
+BEST_NMSE_STATISTIC = ("best validation NMSE: the minimum over seeds and checkpoints of mean((y_hat - y)^2) / Var(y) "
+                       "on the held-out samples of each run")
+
+
 @dataclass(frozen=True)
 class ExperimentRun:
     """One run of an experiment and the tags a chapter tabulates it by (``layers``, ``heads``, ``T``, ...)."""
@@ -81,11 +86,14 @@ def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head
 
 
 def experiment_run(p: dict[str, Any], model: TransformerConfig, target: str, target_args: dict, seq_len: int,
-                   seed: int) -> RunConfig:
-    """A run of ``model`` on ``target`` with the training settings of ``p`` (see :data:`TRAINING_DEFAULTS`)."""
-    return RunConfig(model=model, target=target, target_args=target_args, seq_len=seq_len, steps=p["steps"],
-                     batch_size=p["batch_size"], lr=p["lr"], warmup=p["warmup"], weight_decay=p["weight_decay"],
-                     train_size=p["train_size"], val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
+                   seed: int, steps: int | None = None) -> RunConfig:
+    """A run of ``model`` on ``target`` with the training settings of ``p`` (see :data:`TRAINING_DEFAULTS`):
+    ``steps`` replaces ``p["steps"]`` (a chapter with parts of different lengths); a ``p`` without
+    ``train_size`` trains on fresh samples at every step."""
+    return RunConfig(model=model, target=target, target_args=target_args, seq_len=seq_len,
+                     steps=p["steps"] if steps is None else steps, batch_size=p["batch_size"], lr=p["lr"],
+                     warmup=p["warmup"], weight_decay=p["weight_decay"], train_size=p.get("train_size"),
+                     val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
 
 
 def best_over_seeds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -31,11 +31,8 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.pipeline.paths import project_root
-from transformer_theory.pipeline.provenance import environment
-from transformer_theory.pipeline.results import write_json_atomic
-from transformer_theory.training.config import RunConfig
-from transformer_theory.training.experiment import Experiment, ExperimentRun
+from transformer_theory.training.experiment import BEST_NMSE_STATISTIC, Experiment, ExperimentRun, experiment_run
+from transformer_theory.training.predictions import write_committed
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
 DEFAULTS: dict[str, Any] = {
@@ -66,8 +63,7 @@ DEFAULTS: dict[str, Any] = {
 
 #: The observation criteria, fixed before any training of this chapter (committed with the predictions).
 CRITERION: dict[str, Any] = {
-    "statistic": ("best validation NMSE: the minimum over seeds and checkpoints of mean((y_hat - y)^2) / Var(y) "
-                  "on the held-out samples of each run"),
+    "statistic": BEST_NMSE_STATISTIC,
     "max_growth": 4.0,
     "top1_threshold": 0.05,
     "separation": 5.0,
@@ -98,13 +94,6 @@ def _model(heads: Any, E: int, n: int, p: dict[str, Any]) -> TransformerConfig:
                              encoder_width=p["encoder_width"], cls_token=True, readout_dim=1, cls_only_last=True)
 
 
-def _run(p: dict[str, Any], model: TransformerConfig, target: str, args: dict, T: int, steps: int,
-         seed: int) -> RunConfig:
-    return RunConfig(model=model, target=target, target_args=args, seq_len=T, steps=steps,
-                     batch_size=p["batch_size"], lr=p["lr"], warmup=p["warmup"], weight_decay=p["weight_decay"],
-                     train_size=None, val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
-
-
 def runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``one_layer``, ``two_layer``, ``probe``), ``layers``, ``heads``,
     ``k`` (or ``D``), ``T`` and ``seed``."""
@@ -114,15 +103,15 @@ def runs(p: dict[str, Any]) -> list[ExperimentRun]:
     for T in p["seq_lens"]:
         for part, heads, k in kth:
             for seed in p["seeds"]:
-                run = _run(p, _model(heads, E, n, p), "kth_largest", {"k": k, "d": 4, "seed": p["target_seed"]},
-                           T, p["steps"], seed)
+                run = experiment_run(p, _model(heads, E, n, p), "kth_largest",
+                                     {"k": k, "d": 4, "seed": p["target_seed"]}, T, seed)
                 out.append(ExperimentRun({"part": part, "layers": len(heads), "heads": heads, "k": k, "T": T,
                                           "seed": seed}, run))
     for heads in p["probe_heads"]:
         model = _model(heads, p["probe_embed_dim"], p["probe_head_dim"], p)
         for seed in p["probe_seeds"]:
             args = {"D": p["probe_D"], "d": 4, "seed": p["target_seed"]}
-            run = _run(p, model, "pairwise_max", args, p["probe_seq_len"], p["probe_steps"], seed)
+            run = experiment_run(p, model, "pairwise_max", args, p["probe_seq_len"], seed, steps=p["probe_steps"])
             out.append(ExperimentRun({"part": "probe", "layers": 2, "heads": list(heads), "D": p["probe_D"],
                                       "T": p["probe_seq_len"], "seed": seed}, run))
     return out
@@ -161,10 +150,7 @@ def predictions_document(p: dict[str, Any]) -> dict[str, Any]:
 def write_predictions(path: str | Path | None = None) -> Path:
     """Write :func:`predictions_document` for the chapter's defaults (its book sizes) with the git commit and
     versions, atomically, to ``path`` (default :data:`PREDICTIONS_FILE` in the repository)."""
-    target = Path(path) if path is not None else project_root() / PREDICTIONS_FILE
-    env = environment()
-    write_json_atomic(target, {**predictions_document(DEFAULTS), "git": env["git"], "versions": env["versions"]})
-    return target
+    return write_committed(predictions_document(DEFAULTS), PREDICTIONS_FILE, path)
 
 
 def _growth(nmse_by_T: dict[int, float]) -> float:

@@ -8,6 +8,7 @@ results. Run ``python -m transformer_theory.training.predictions`` and commit th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, predictions_document
 from transformer_theory.pipeline.paths import project_root
@@ -15,15 +16,20 @@ from transformer_theory.pipeline.provenance import environment
 from transformer_theory.pipeline.results import write_json_atomic
 
 
-def write_predictions(path: str | Path | None = None) -> Path:
-    """Write :func:`~transformer_theory.infoflow.heldout.predictions_document` with the git commit and versions
-    to ``path`` (default ``results/book/12_predictions.json`` in the repository), atomically; returns the path."""
-    target = Path(path) if path is not None else project_root() / PREDICTIONS_FILE
+def write_committed(document: dict[str, Any], default: Path, path: str | Path | None = None) -> Path:
+    """Write a chapter's predictions ``document`` with the git commit and versions to ``path`` (default: the
+    repository's ``default``), atomically; returns the path. Chapters 08, 09 and 12 commit theirs this way."""
+    target = Path(path) if path is not None else project_root() / default
     env = environment()
-    data = {**predictions_document(), "git": env["git"], "versions": env["versions"],
-            "written_by": "transformer_theory.training.predictions.write_predictions"}
-    write_json_atomic(target, data)
+    write_json_atomic(target, {**document, "git": env["git"], "versions": env["versions"]})
     return target
+
+
+def write_predictions(path: str | Path | None = None) -> Path:
+    """Write :func:`~transformer_theory.infoflow.heldout.predictions_document` (chapter 12) to ``path`` (default
+    ``results/book/12_predictions.json`` in the repository) with :func:`write_committed`."""
+    document = {**predictions_document(), "written_by": "transformer_theory.training.predictions.write_predictions"}
+    return write_committed(document, PREDICTIONS_FILE, path)
 
 
 if __name__ == "__main__":  # pragma: no cover - the command that writes the committed file
