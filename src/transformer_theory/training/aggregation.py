@@ -29,8 +29,8 @@ from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
-from transformer_theory.training.experiment import (BEST_NMSE_STATISTIC, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run)
+from transformer_theory.training.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
+                                                    best_over_seeds, experiment_run)
 from transformer_theory.training.predictions import write_committed
 from transformer_theory.training.store import RunStore
 
@@ -49,14 +49,8 @@ DEFAULTS: dict[str, Any] = {
     "cost_steps": 4000,
     "cost_seeds": [0],
     "target_seed": 0,
-    "batch_size": 256,
-    "lr": 3e-3,
-    "warmup": 200,
-    "weight_decay": 1e-2,
-    "val_size": 4096,
-    "eval_every": 100,
-    "ffn_width": 64,
-    "encoder_width": 32,
+    # the shared training settings, without train_size: these chapters draw fresh samples at every step
+    **{k: v for k, v in TRAINING_DEFAULTS.items() if k not in ("train_size", "steps", "seeds")},
 }
 
 #: The observation criteria, fixed before any training of this chapter (committed with the predictions).

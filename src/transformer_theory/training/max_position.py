@@ -31,7 +31,8 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.training.experiment import BEST_NMSE_STATISTIC, Experiment, ExperimentRun, experiment_run
+from transformer_theory.training.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
+                                                    experiment_run)
 from transformer_theory.training.predictions import write_committed
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
@@ -51,14 +52,8 @@ DEFAULTS: dict[str, Any] = {
     "probe_head_dim": 16,
     "probe_steps": 8000,
     "probe_seeds": [0],
-    "batch_size": 256,
-    "lr": 3e-3,
-    "warmup": 200,
-    "weight_decay": 1e-2,
-    "val_size": 4096,
-    "eval_every": 100,
-    "ffn_width": 64,
-    "encoder_width": 32,
+    # the shared training settings, without train_size: these chapters draw fresh samples at every step
+    **{k: v for k, v in TRAINING_DEFAULTS.items() if k not in ("train_size", "steps", "seeds")},
 }
 
 #: The observation criteria, fixed before any training of this chapter (committed with the predictions).
