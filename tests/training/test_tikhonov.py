@@ -14,7 +14,6 @@ from transformer_theory.training.tikhonov import (
     TikhonovTransformer,
     epsilon_sweep,
     exact_interpolant,
-    fit_slope,
     frozen_eta_loss_bound,
     generate_synthetic_data,
     hausdorff_to_singleton_loss,
@@ -151,16 +150,6 @@ def test_epsilon_sweep_warm_starts_the_same_model():
         assert st.min_loss == curve.min() and st.final_loss == final and st.final_sq_norm == pytest.approx(sq_norm, rel=1e-12)
     with pytest.raises(ValueError, match="equal length"):
         epsilon_sweep(model, data.inputs, data.targets, [1e-1, 1e-2], [10], progress=False)
-
-
-def test_fit_slope():
-    eps = np.array([1e-1, 1e-2, 1e-3])
-    assert fit_slope(eps, 3.0 * eps) == pytest.approx(1.0)
-    assert fit_slope(eps, 0.2 * eps**0.5) == pytest.approx(0.5)
-    assert fit_slope(eps, [0.2, 0.2, 0.2]) == pytest.approx(0.0, abs=1e-12)
-    for bad in ([1.0, 0.0, 2.0], [1.0, 2.0]):
-        with pytest.raises(ValueError):
-            fit_slope(eps, bad)
 
 
 @pytest.mark.parametrize(

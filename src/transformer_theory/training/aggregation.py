@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from transformer_theory.fitting import log_log_slope
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
@@ -155,19 +156,11 @@ def write_predictions(path: str | Path | None = None) -> Path:
     return write_committed(predictions_document(DEFAULTS), PREDICTIONS_FILE, path)
 
 
-def log_slope(x: list[float], y: list[float]) -> float:
-    """Least-squares slope of ``log10 y`` against ``log10 x`` (at least two distinct positive x)."""
-    x_arr, y_arr = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if len(x_arr) != len(y_arr) or len(set(x_arr.tolist())) < 2 or np.any(x_arr <= 0) or np.any(y_arr <= 0):
-        raise ValueError(f"log_slope needs at least two distinct positive x and positive y, got {x!r}, {y!r}")
-    return float(np.polyfit(np.log10(x_arr), np.log10(y_arr), 1)[0])
-
-
 def cost_law_observed(nmse: dict[int, dict[int, float]], params: dict[int, int], exponent: dict[int, float],
                       criterion: dict[str, Any] = CRITERION) -> dict[str, Any]:
     """The committed cost-law criterion: ``nmse[T0][width]`` best NMSEs, ``params[width]`` the counted
     parameters, ``exponent[T0]`` the predicted exponents. Returns the slopes and whether each part held."""
-    slopes = {T0: log_slope([params[w] for w in sorted(row)], [row[w] for w in sorted(row)])
+    slopes = {T0: log_log_slope([params[w] for w in sorted(row)], [row[w] for w in sorted(row)])
               for T0, row in nmse.items()}
     pairs = [(a, b) for a in nmse for b in nmse if exponent[b] - exponent[a] >= criterion["exponent_gap"]]
     widths = sorted(set.intersection(*(set(row) for row in nmse.values())))

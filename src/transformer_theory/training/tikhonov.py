@@ -47,7 +47,6 @@ __all__ = [
     "StageResult",
     "tikhonov_bound",
     "epsilon_sweep",
-    "fit_slope",
     "frozen_eta_loss_bound",
 ]
 
@@ -303,20 +302,6 @@ def epsilon_sweep(
             final = hausdorff_to_singleton_loss(model(inputs), targets).item()
         stages.append(StageResult(float(eps), losses, final, squared_norm(model)))
     return stages
-
-
-def fit_slope(eps_list: Sequence[float], min_losses: Sequence[float]) -> float:
-    """Least-squares slope of log(min loss) against log ε (1 = the linear scaling of Fig. 1b)."""
-    eps = np.asarray(eps_list, dtype=float)
-    losses = np.asarray(min_losses, dtype=float)
-    if eps.shape != losses.shape or eps.ndim != 1 or eps.size < 2:
-        raise ValueError(f"need two equal-length lists of at least 2 values, got {eps.shape} and {losses.shape}")
-    for name, values in (("eps", eps), ("min losses", losses)):
-        if not np.all((values > 0) & np.isfinite(values)):
-            raise ValueError(f"{name} must be positive and finite to fit a log-log slope, got {values.tolist()}")
-    if np.ptp(eps) == 0:
-        raise ValueError("eps values must not all be equal")
-    return float(np.polyfit(np.log(eps), np.log(losses), 1)[0])
 
 
 def frozen_eta_loss_bound(targets: torch.Tensor, ff_width: int = FF_WIDTH) -> float:
