@@ -18,6 +18,9 @@ import numpy as np
 #: count as maximisers and are averaged uniformly. Exact arithmetic compares exactly (tolerance 0).
 HARDMAX_TIE_TOL = 1e-12
 
+#: :func:`project` sums at most this many rows with one ``np.add.accumulate`` call.
+SMALL_PROJECTION = 64
+
 #: Random dyadic numbers are multiples of ``2**-DYADIC_BITS``.
 DYADIC_BITS = 20
 
@@ -77,8 +80,11 @@ def project(X: np.ndarray, u: np.ndarray) -> np.ndarray:
 
     The result for a row depends only on that row (not on the batch it sits in), so tokens that are
     equal stay bitwise equal however the tokens are batched; BLAS products do not
-    guarantee this. Works for both backends; fastest on column-major float arrays.
+    guarantee this. Works for both backends; fastest on column-major float arrays. A few rows are summed by
+    ``np.add.accumulate`` along the row (sequential, the same additions in the same order, one call).
     """
+    if X.shape[0] <= SMALL_PROJECTION and X.shape[1]:
+        return np.add.accumulate(X * u, axis=1)[:, -1]
     s = X[:, 0] * u[0]
     for k in range(1, X.shape[1]):
         s = s + X[:, k] * u[k]
@@ -102,14 +108,43 @@ def tie_tolerance(max_score: np.ndarray) -> np.ndarray:
 def unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of ``X`` (exact equality) and, for every row, the index of its distinct row."""
     if X.dtype != object:
-        rows, inverse = np.unique(X + 0.0, axis=0, return_inverse=True)  # + 0.0 turns -0.0 into 0.0
-        return np.asfortranarray(rows), inverse.reshape(-1)
+        Z = np.ascontiguousarray(X + 0.0)  # + 0.0 turns -0.0 into 0.0
+        if Z.shape[1] == 0 or len(Z) == 0:
+            rows, inverse = np.unique(Z, axis=0, return_inverse=True)
+            return np.asfortranarray(rows), inverse.reshape(-1)
+        order = _lexicographic_order(Z)
+        S = Z[order]
+        new = np.ones(len(S), dtype=bool)
+        new[1:] = np.any(S[1:] != S[:-1], axis=1)
+        inverse = np.empty(len(S), dtype=np.intp)
+        inverse[order] = np.cumsum(new) - 1
+        return np.asfortranarray(S[new]), inverse
     index: dict[tuple, int] = {}
     inverse = np.array([index.setdefault(tuple(row), len(index)) for row in X], dtype=np.intp)
     rows = np.empty((len(index), X.shape[1]), dtype=object)
     for key, i in index.items():
         rows[i] = key
     return rows, inverse
+
+
+def _lexicographic_order(X: np.ndarray) -> np.ndarray:
+    """A stable permutation sorting the rows of a float array lexicographically (as ``np.unique(axis=0)`` orders
+    them): by the first column, then, in the runs of rows that tie there but are not all equal, by all columns
+    (one sort of a column when the rows are distinct there or repeat whole, as before and after a collapse)."""
+    order = np.argsort(X[:, 0], kind="stable")
+    first = X[order, 0]
+    start = np.ones(len(order), dtype=bool)
+    start[1:] = first[1:] != first[:-1]
+    if start.all():
+        return order
+    run = np.cumsum(start) - 1
+    leader = order[np.flatnonzero(start)][run]  # the first row of each position's run
+    mixed = np.isin(run, run[np.any(X[order] != X[leader], axis=1)])  # runs holding different rows
+    if mixed.any():
+        at = np.flatnonzero(mixed)
+        sub = order[at]
+        order[at] = sub[np.lexsort((*X[sub, 1:].T[::-1], run[at]))]  # stays in its run (the primary key)
+    return order
 
 
 def to_float(X: Any) -> np.ndarray:

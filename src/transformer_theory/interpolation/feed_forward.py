@@ -164,12 +164,24 @@ class HatFeedForward(FeedForwardBase):
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         """The layer on every row of ``X``; rows outside the window are returned unchanged (a copy)."""
-        r = np.abs(project(X, self.u) - self.center)
-        inside = np.flatnonzero(r < self.eps)
         Y = X.copy(order="K")
-        if inside.size:
-            Y[inside] = Y[inside] + self.bump(r[inside])[:, None] * self.displacement[None, :]
+        self.move_rows(Y)
         return Y
+
+    def move_rows(self, X: np.ndarray, rows: np.ndarray | None = None,
+                  projections: np.ndarray | None = None) -> np.ndarray:
+        """In place: apply the layer to the rows ``rows`` of ``X`` (all rows if ``None``; they must include
+        every row inside the window), given their projections ``project(X[rows], u)`` if known. Returns the
+        indices of the rows it moved. Each row is computed from itself only, so the result does not depend on
+        which other rows are passed."""
+        if projections is None:
+            projections = project(X if rows is None else X[rows], self.u)
+        r = np.abs(projections - self.center)
+        inside = np.flatnonzero(r < self.eps)
+        moved = inside if rows is None else rows[inside]
+        if inside.size:
+            X[moved] = X[moved] + self.bump(r[inside])[:, None] * self.displacement[None, :]
+        return moved
 
     def num_parameters(self, structured: bool = True) -> int:
         """Dense: η, W, U, b. Structured: η, u, the biases, δ and the bump pattern."""

@@ -15,6 +15,7 @@ import numpy as np
 from transformer_theory.interpolation.arithmetic import EXACT, FLOAT, Arithmetic, to_float
 from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.dataset import as_tokens
+from transformer_theory.interpolation.evaluation import Evaluation
 from transformer_theory.interpolation.feed_forward import FeedForwardLayer
 from transformer_theory.interpolation.segments import Segments
 
@@ -126,14 +127,18 @@ class Transformer:
     def apply(self, sequences: Sequence[np.ndarray], structured: bool = True) -> list[np.ndarray]:
         """The outputs of many sequences at once (all tokens stacked; attention within each sequence).
 
-        ``structured=False`` evaluates every layer densely (the reference, slower); identity blocks are
-        skipped on both paths (their dense formula returns its input exactly).
+        ``structured=True`` touches only what each layer changes (:class:`~.evaluation.Evaluation`: hats move
+        the positions in their windows, found by sorted projections), bit for bit the same as applying every
+        block to all tokens in turn (:meth:`Block.apply`); ``structured=False`` evaluates every layer densely
+        (the reference, slower). Identity blocks are skipped on both paths (their dense formula returns its
+        input exactly).
         """
         X, segments = self._stack(sequences)
+        if structured:
+            return segments.split(Evaluation(X, segments, self.blocks).run(self.blocks))
         for block in self.blocks:
-            if block.is_identity:
-                continue
-            X = block.apply(X, segments, structured)
+            if not block.is_identity:
+                X = block.apply(X, segments, structured=False)
         return segments.split(X)
 
     def __call__(self, X: np.ndarray) -> np.ndarray:

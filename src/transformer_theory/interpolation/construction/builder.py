@@ -41,6 +41,7 @@ class Construction:
         self.config = Configuration.of([self.backend.asarray(x) / self.unit for x in dataset.inputs])
         self.blocks: list[Block] = []
         self.stages: dict[str, range] = {}
+        self._identity_sa = SelfAttention.identity(exact)  # immutable: one object serves every identity layer
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -53,7 +54,7 @@ class Construction:
         return FeedForward.identity(self.d, self.backend.exact)
 
     def identity_sa(self) -> SelfAttention:
-        return SelfAttention.identity(self.backend.exact)
+        return self._identity_sa
 
     def emit(self, ff: FeedForwardLayer, sa: SelfAttention, after: Configuration | None = None) -> None:
         """Append the block ``SA ∘ FF`` and move the configuration through it (or adopt ``after``)."""
@@ -84,8 +85,8 @@ class Construction:
         """Raise if the tracked outputs are not on the targets (exactly, or within a hundredth of the float
         tolerance; the tracked positions are the structured evaluation's, in units of ``unit``)."""
         tol = 0 if self.backend.exact else TOLERANCE * 1e-2
-        for j, y in enumerate(self.targets):
-            error = hausdorff(self.config.points[self.config.points_of(j)], y)
+        for j, (y, held) in enumerate(zip(self.targets, self.config.points_by_sequence())):
+            error = hausdorff(self.config.points[held], y)
             if error > tol:
                 raise RuntimeError(f"construction failed on sequence {j}: Hausdorff error {float(error):.3g}")
 

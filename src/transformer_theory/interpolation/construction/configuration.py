@@ -36,6 +36,12 @@ class Configuration:
         """Indices of the distinct positions held by sequence ``j``."""
         return np.unique(self.token_point[self.segments.rows(j)])
 
+    def points_by_sequence(self) -> list[np.ndarray]:
+        """:meth:`points_of` for every sequence at once."""
+        P = len(self.points)
+        seq, point = np.divmod(np.unique(self.segments.sequence_of * P + self.token_point), P)
+        return np.split(point, np.searchsorted(seq, np.arange(1, len(self.segments.lengths))))
+
     def holders(self) -> np.ndarray:
         """For every position, the number of sequences holding a token there."""
         P = len(self.points)
@@ -77,12 +83,14 @@ class Configuration:
 
     def after_ff(self, ff) -> "Configuration":
         """The configuration after a feed-forward layer applied to every position (equal images merged)."""
+        if ff.is_identity:
+            return self
         points, inverse = unique_rows(ff.apply(self.points))
         return Configuration(points, inverse[self.token_point], self.segments)
 
     def move_point(self, index: int, ff) -> None:
         """In place: apply a feed-forward layer that changes only position ``index`` (a hat move)."""
-        self.points[index] = ff.apply(self.points[index : index + 1])[0]
+        ff.move_rows(self.points, np.array([index]))
 
     def after_sa(self, sa: SelfAttention) -> "Configuration":
         """The configuration after a self-attention layer (tokens of one position may split)."""

@@ -82,6 +82,12 @@ def rational_sphere_point(x: np.ndarray, radius: Any = 1, bits: int = DYADIC_BIT
     return np.array([Fraction(c * R.numerator, den * R.denominator) for c in coords], dtype=object)
 
 
+def sphere_arc(d: int) -> tuple[float, float]:
+    """The default arc of :func:`sphere_slots`: ``[0.1, 0.9]·arctan(1/√(d−1))``."""
+    theta_max = math.atan(1 / math.sqrt(d - 1))
+    return 0.1 * theta_max, 0.9 * theta_max
+
+
 def sphere_slots(count: int, d: int, rng: np.random.Generator, backend: Arithmetic, radius: Any = 1,
                  arc: tuple[float, float] | None = None) -> np.ndarray:
     """``count`` points of ``S_R ∩ (−∞, 0)^d`` (rows), spread evenly on the arc
@@ -89,15 +95,29 @@ def sphere_slots(count: int, d: int, rng: np.random.Generator, backend: Arithmet
     [0.1, 0.9]·arctan(1/√(d−1))), each angle jittered by a random quarter spacing."""
     if count == 0:
         return backend.zeros((0, d))
-    if arc is None:
-        theta_max = math.atan(1 / math.sqrt(d - 1))
-        arc = (0.1 * theta_max, 0.9 * theta_max)
+    arc = sphere_arc(d) if arc is None else arc
     spacing = (arc[1] - arc[0]) / count
     jitter = np.asarray(backend.dyadic(rng, -0.25, 0.25, size=count), dtype=float)
     thetas = arc[0] + spacing * (np.arange(count) + 0.5 + jitter)
     u1 = np.ones(d) / math.sqrt(d)
     unit = -(np.cos(thetas)[:, None] * u1 + np.sin(thetas)[:, None] * side(d))
-    points = np.stack([rational_sphere_point(x, radius) for x in unit])
+    points = _float_sphere_points(unit, radius) if not backend.exact else None
+    if points is None:
+        points = backend.asarray(np.stack([rational_sphere_point(x, radius) for x in unit]))
     if not all(v < 0 for v in points.flat):
         raise RuntimeError("sphere slots left the negative orthant")  # cannot happen for d >= 2
-    return backend.asarray(points)
+    return points
+
+
+def _float_sphere_points(unit: np.ndarray, radius: Any, bits: int = DYADIC_BITS) -> np.ndarray | None:
+    """:func:`rational_sphere_point` of every row of ``unit``, rounded to float64, computed in integer arrays:
+    each coordinate is ``c / den`` with integers below 2^53, so one float division rounds it exactly as
+    ``float(Fraction(c, den))`` does. ``None`` when the radius makes the integers too large for that."""
+    a = np.round(unit[:, :-1] / (1.0 - unit[:, -1:]) * 2**bits).astype(np.int64)
+    den = (a * a).sum(axis=1) + 4**bits
+    R = Fraction(radius)
+    coords = np.concatenate([2 * a * 2**bits, (den - 2 * 4**bits)[:, None]], axis=1)
+    limit = 2**53
+    if int(np.abs(coords).max()) * R.numerator >= limit or int(den.max()) * R.denominator >= limit:
+        return None
+    return (coords * R.numerator).astype(np.float64) / (den * R.denominator).astype(np.float64)[:, None]

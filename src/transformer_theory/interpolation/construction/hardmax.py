@@ -26,24 +26,26 @@ layers need exactly sit where every neuron of the hat is zero.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import math
+from typing import Any
 
 import numpy as np
 
-from transformer_theory.interpolation.arithmetic import DYADIC_BITS, project
+from transformer_theory.interpolation.arithmetic import DYADIC_BITS, project, to_float
 from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.construction.bounds import paper_num_blocks_hardmax
 from transformer_theory.interpolation.construction.builder import Construction
 from transformer_theory.interpolation.construction.configuration import Configuration
-from transformer_theory.interpolation.construction.hat import (
-    FEW_DRAWS,
-    MAX_DRAWS,
-    best_direction,
-    hat_along,
-    peel_move,
-    rounding_floor,
+from transformer_theory.interpolation.construction.hat import FEW_DRAWS, MAX_DRAWS, best_direction, hat_along, peel_move
+from transformer_theory.interpolation.construction.peeling import move_all
+from transformer_theory.interpolation.construction.geometry import (
+    BELOW_MARGIN,
+    below_box,
+    diagonal_slots,
+    side,
+    sphere_arc,
+    sphere_slots,
 )
-from transformer_theory.interpolation.construction.geometry import below_box, diagonal_slots, side, sphere_slots
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.linear_maps import RankOne, ScaledIdentity
 from transformer_theory.interpolation.transformer import Transformer
@@ -55,6 +57,8 @@ MAX_REDRAWS = 20
 NEAR = 1e-6
 #: Partners k tried per sequence j when looking for a token that a wide hat window can isolate.
 PAIRS_TRIED = 8
+#: Angle (radians) between the interpolation's sweep direction and the middle of the sphere slots' arc.
+SWEEP_TILT = 0.5
 
 
 def build_hardmax(
@@ -68,11 +72,11 @@ def build_hardmax(
     if len(c.stages["separation"]):  # separation pushed tokens out of the box along v
         c.embed("re-embedding")
     with c.stage("leader_selection"):
-        leaders = select_leaders(c)
+        leaders, arc = select_leaders(c)
     with c.stage("collapse"):
         collapse(c, leaders)
     with c.stage("interpolation"):
-        interpolate(c, leaders)
+        interpolate(c, leaders, arc)
     c.check_interpolation()
     depth = paper_num_blocks_hardmax(dataset.N, dataset.total_output_length) if match_paper_depth else None
     return c.transformer(depth)
@@ -248,20 +252,23 @@ def _overlapping_pair(config: Configuration, classes: np.ndarray, m: np.ndarray,
     return None
 
 
-def select_leaders(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1) -> list[np.ndarray]:
+def select_leaders(c: Construction, slot_start: Any = 3,
+                   sphere_radius: Any = None) -> tuple[list[np.ndarray], tuple[float, float]]:
     """Stage 2 (Fig. 7): choose ``m_j`` private tokens of each sequence (all in the box ``[1, 2]^d``) and move
     them, one hat each, to the P-slot ``s_j·𝟙`` (first leader) and to sphere slots (the others). The slots
     ``s_j`` lie in ``[slot_start, slot_start + 1)`` and the sphere has radius ``sphere_radius`` (the softmax
-    construction of Theorem 1.8 changes both).
+    construction of Theorem 1.8 changes both); ``None`` makes it large enough for the interpolation's sweep
+    (:func:`interpolation_radius`).
 
-    The hats peel the leaders (:func:`move_all`) along directions that leave every slot below the leader
-    moved. In d ≤ 3 the slots are those of :func:`~.geometry.below_box` (all below the box along u₂, the sphere
-    radius at least ``below_box``'s), where ``slot_start`` allows it, and the directions are u₂ turned freely
-    in {𝟙, u₂}⊥; in d ≥ 4 (or without room for ``below_box``) the directions lie in {𝟙, u₂}⊥, along which all
-    slots project to 0 (that plane has only d − 2 dimensions to find good windows in).
+    The hats peel the leaders (:func:`~.peeling.move_all`) along directions that leave every slot below the
+    leader moved. In d ≤ 3 the slots are those of :func:`~.geometry.below_box` (all below the box along u₂, the
+    sphere radius at least ``below_box``'s), where ``slot_start`` allows it, and the directions are u₂ turned
+    freely in {𝟙, u₂}⊥; in d ≥ 4 (or without room for ``below_box``) the directions lie in {𝟙, u₂}⊥, along which
+    all slots project to 0 (that plane has only d − 2 dimensions to find good windows in).
 
     Leaders are private tokens, preferably without a near-duplicate (:data:`NEAR`) anywhere, then without
-    one in another sequence. Returns the leader token indices of every sequence, its P-leader first."""
+    one in another sequence. Returns the leader token indices of every sequence, its P-leader first, and the
+    arc of angles of the sphere slots."""
     config = c.config
     private_point = config.holders() == 1
     classes = config.near_classes(NEAR)
@@ -276,11 +283,13 @@ def select_leaders(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1)
         leaders.append(tokens[order][:m_j])
     u1, u2 = np.ones(c.d) / np.sqrt(c.d), side(c.d)
     below = below_box(c.d, slot_start) if c.d <= 3 else None
+    arc = below[2] if below is not None else sphere_arc(c.d)
+    radius = 1 if sphere_radius is None else sphere_radius
     if below is not None:
-        kappa, radius, arc = below
-        slots = _slots(c, slot_start, max(radius, sphere_radius), arc, offset=-kappa * u2)
-    else:
-        slots = _slots(c, slot_start, sphere_radius)
+        radius = max(radius, below[1])
+    if sphere_radius is None:
+        radius = max(radius, interpolation_radius(c, arc))
+    slots = _slots(c, slot_start, radius, arc, offset=None if below is None else -below[0] * u2)
 
     def direction() -> np.ndarray:
         g = c.rng.standard_normal(c.d)
@@ -293,40 +302,26 @@ def select_leaders(c: Construction, slot_start: Any = 3, sphere_radius: Any = 1)
             u = g
         return c.backend.asarray(np.round(u * 2**DYADIC_BITS) / 2**DYADIC_BITS)
 
-    return move_all(c, leaders, lambda j, k: slots[j][k], direction)
+    return move_all(c, leaders, lambda j, k: slots[j][k], direction), arc
 
 
-def move_all(c: Construction, leaders: list[np.ndarray], destination: Callable[[int, int], np.ndarray],
-             direction: Callable[[], np.ndarray]) -> list[np.ndarray]:
-    """One hat per leader token, moving the k-th moved leader of sequence j to ``destination(j, k)``; returns
-    the leaders of each sequence in the order they were moved.
+def sweep_direction(d: int, arc: tuple[float, float]) -> np.ndarray:
+    """``w = cos φ u₁ + sin φ u₂`` with φ :data:`SWEEP_TILT` below the middle of the sphere slots' ``arc``: along
+    w the P-slots lie far above every target (``w·s𝟙 ≥ 0.85 s√d``), the sphere slots ``−R(cos θ u₁ + sin θ u₂)``
+    project to ``−R cos(θ − φ)``, spread out (unlike along u₁, where the arc is nearly level) and, for R of
+    :func:`interpolation_radius`, below every target: the interpolation then needs a single sweep."""
+    phi = (arc[0] + arc[1]) / 2 - SWEEP_TILT
+    return np.cos(phi) * np.ones(d) / np.sqrt(d) + np.sin(phi) * side(d)
 
-    The order peels the leaders (:func:`~.hat.peel_move`, directions drawn by ``direction``): each hat moves
-    the extreme remaining leader along its direction, with the remaining leaders and the points already
-    moved on the side where all its neurons are 0, so a dense evaluation leaves them bitwise put and the
-    only points it perturbs are tokens whose position no later layer needs exactly. When no draw protects
-    everything (the leaders left lie inside the hull of the points already moved), the least exposed draw
-    is taken, and the next leader gets only a few draws; when no draw isolates a candidate, :func:`~.hat.hat_move`
-    moves the first remaining leader."""
-    sequence_of = {int(t): j for j, tokens in enumerate(leaders) for t in tokens}
-    remaining = [int(t) for tokens in leaders for t in tokens]
-    moved: list[list[int]] = [[] for _ in leaders]
-    done: list[int] = []
-    draws = MAX_DRAWS
-    destinations = [destination(j, k) for j, tokens in enumerate(leaders) for k in range(len(tokens))]
-    floor = rounding_floor(np.concatenate([c.config.points, np.array(destinations).reshape(-1, c.d)]))
-    while remaining:
-        points = c.config.token_point[np.array(remaining)]
-        choice = peel_move(c.config.points, points, np.array(done, dtype=int), direction, draws, floor)
-        draws = MAX_DRAWS if choice is not None and choice[3] else FEW_DRAWS
-        token = remaining[0] if choice is None else remaining[int(np.flatnonzero(points == choice[0])[0])]
-        j = sequence_of[token]
-        point = int(c.config.token_point[token])
-        c.move(point, destination(j, len(moved[j])), direction=None if choice is None else choice[1:3])
-        moved[j].append(token)
-        remaining.remove(token)
-        done.append(point)
-    return [np.array(tokens, dtype=int) for tokens in moved]
+
+def interpolation_radius(c: Construction, arc: tuple[float, float]) -> float:
+    """The smallest radius (a multiple of 1/8) that puts every sphere slot :data:`~.geometry.BELOW_MARGIN` below
+    every target along :func:`sweep_direction`, whose angle with the slots is at most ``SWEEP_TILT`` plus half
+    the arc."""
+    w = sweep_direction(c.d, arc)
+    lowest = float(min(project(to_float(y), w).min() for y in c.targets))
+    closest = math.cos(SWEEP_TILT + (arc[1] - arc[0]) / 2)
+    return math.ceil(8 * (max(0.0, -lowest) + BELOW_MARGIN) / closest) / 8
 
 
 def _slots(c: Construction, slot_start: Any, sphere_radius: Any, arc: tuple[float, float] | None = None,
@@ -336,12 +331,12 @@ def _slots(c: Construction, slot_start: Any, sphere_radius: Any, arc: tuple[floa
     apart; redrawn if a slot happens to coincide with a target."""
     N, d, backend = len(c.m), c.d, c.backend
     sphere_pairs = sorted(((k, j) for j, m_j in enumerate(c.m) for k in range(1, m_j)))
-    targets = np.concatenate(c.targets)
+    targets = set(map(tuple, np.concatenate(c.targets) + 0))  # + 0: -0.0 and 0.0 are one point
     for _ in range(MAX_REDRAWS):
         diagonal = diagonal_slots(N, d, c.rng, backend, start=slot_start, offset=offset)
         sphere = sphere_slots(len(sphere_pairs), d, c.rng, backend, radius=sphere_radius, arc=arc)
         everything = np.concatenate([diagonal, sphere])
-        if not any((targets == s).all(axis=1).any() for s in everything):
+        if targets.isdisjoint(map(tuple, everything + 0)):
             break
     else:
         raise RuntimeError("could not place the leader slots away from the targets")
@@ -357,12 +352,19 @@ def collapse(c: Construction, leaders: list[np.ndarray]) -> None:
     exactly its m_j leader positions (checked)."""
     one = c.backend.scalar(1)
     c.emit(c.identity_ff(), SelfAttention(rho=one * 0, V=ScaledIdentity(one), A=ScaledIdentity(one)))
-    for j, tokens in enumerate(leaders):
-        held = set(c.config.points_of(j).tolist())
-        if held != set(c.config.token_point[tokens].tolist()):
+    for j, (tokens, held) in enumerate(zip(leaders, c.config.points_by_sequence())):
+        if set(held.tolist()) != set(c.config.token_point[tokens].tolist()):
             raise RuntimeError(f"collapse: sequence {j} did not collapse onto its {len(tokens)} leaders")
 
 
-def interpolate(c: Construction, leaders: list[np.ndarray]) -> None:
-    """Stage 4: one hat per leader, moving it onto its target (M blocks); placed targets stay fixed."""
-    move_all(c, leaders, lambda j, k: c.targets[j][k], lambda: c.backend.gaussian_direction(c.rng, c.d))
+def interpolate(c: Construction, leaders: list[np.ndarray], arc: tuple[float, float]) -> None:
+    """Stage 4: one hat per leader, moving it onto its target (M blocks); placed targets stay fixed. The sweeps
+    go along :func:`sweep_direction` (the first exactly, later ones tilted at random), the draws of
+    :func:`~.hat.peel_move` are Gaussian."""
+    w = sweep_direction(c.d, arc)
+
+    def along(k: int) -> np.ndarray:
+        tilt = 0 if k == 0 else 0.2 * c.rng.standard_normal(c.d) / np.sqrt(c.d)
+        return c.backend.asarray(np.round((w + tilt) * 2**DYADIC_BITS) / 2**DYADIC_BITS)
+
+    move_all(c, leaders, lambda j, k: c.targets[j][k], lambda: c.backend.gaussian_direction(c.rng, c.d), along)

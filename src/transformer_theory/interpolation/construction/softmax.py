@@ -129,7 +129,7 @@ def build_softmax(
     boolean("allow_above_threshold", allow_above_threshold)
     geometry = {"slot_start": BOX_HIGH + positive_real("slot_offset", slot_offset),
                 "sphere_radius": positive_real("sphere_radius", sphere_radius)}
-    c, leaders, bound = _prepare(dataset, seed, geometry)
+    c, leaders, arc, bound = _prepare(dataset, seed, geometry)
     if temperature is None:
         temperature = DEFAULT_FRACTION * bound.threshold if math.isfinite(bound.threshold) else 1.0
     temperature = float(temperature)
@@ -146,7 +146,7 @@ def build_softmax(
     with c.stage("exactification"):
         exactify(c, leaders, w)
     with c.stage("interpolation"):
-        interpolate(c, leaders)
+        interpolate(c, leaders, arc)
     if not above:
         c.check_interpolation()
     depth = paper_num_blocks_softmax(dataset.N, dataset.total_output_length) if match_paper_depth else None
@@ -155,19 +155,20 @@ def build_softmax(
                               collapse=report)
 
 
-def _prepare(dataset: SequenceDataset, seed: int, geometry: dict) -> tuple[Construction, list[np.ndarray], CollapseBound]:
-    """Stages 1 and 2 (independent of τ) and the bound τ* of the collapse that follows them."""
+def _prepare(dataset: SequenceDataset, seed: int,
+             geometry: dict) -> tuple[Construction, list[np.ndarray], tuple[float, float], CollapseBound]:
+    """Stages 1 and 2 (independent of τ), the sphere slots' arc and the bound τ* of the collapse that follows."""
     c = Construction(dataset, False, np.random.default_rng(seed))
     with c.stage("separation"):
         separate(c)
     c.embed()
     with c.stage("leader_selection"):
-        leaders = select_leaders(c, **geometry)
+        leaders, arc = select_leaders(c, **geometry)
     attracts = np.arange(len(c.config.token_point))  # Lemma 4.3: sphere leaders attend to themselves,
     for j, tokens in enumerate(leaders):  # Lemma 4.2: every other token to its sequence's P-leader
         rows = attracts[c.config.segments.rows(j)]
         attracts[c.config.segments.rows(j)] = np.where(np.isin(rows, tokens[1:]), rows, tokens[0])
-    return c, leaders, collapse_bound(c.config.tokens(), c.config.segments, attracts, _line(dataset.d))
+    return c, leaders, arc, collapse_bound(c.config.tokens(), c.config.segments, attracts, _line(dataset.d))
 
 
 def _line(d: int) -> np.ndarray:
