@@ -3,18 +3,23 @@ structured versus dense evaluation, and the cost and result of the checks ``buil
 on the dense and torch paths.
 
 Data: N sequences with n_j uniform in 1..50 tokens of R^16 (uniform in [−1, 1]^16) and m_j uniform in
-{1, 2, 3} targets. Prints one table; the fitted exponent is the slope of log(build + verify time)
-against log(total tokens). "build s" is ``build_interpolator(..., check=())``; "check s" the time of the
-dense and torch checks that the default build adds (all sequences, for N <= ``--check-max``), with their
-largest errors. The dense evaluation (every layer as dense matrices, full n×n attention) is also timed on at
-most ``--dense-sequences`` sequences of the same model. A second table gives the errors of every path on the
-hard families of the robustness tests (heavy sharing, tokens a tiny gap apart, circle rotations, extreme
-scales), relative to the data's unit.
+{1, 2, 3} targets. Prints one table; the fitted exponents are the slopes of log(build + verify time) and of
+log(peak memory) against log(total tokens), over the sizes N >= 1000 (all sizes if fewer than two). "build s"
+is ``build_interpolator(..., check=())``; "cpu s" the process's CPU time of build + verify (steadier than the
+wall times on a loaded machine); "ns/tok/blk" that CPU time per token per block (an evaluation of every layer on
+every token would keep it constant); "peak MB" the peak of
+Python's traced allocations (``tracemalloc``) over a second build + verify, "B/token" that per token.
+"check s" is the time of the dense and torch checks that the default build adds (all sequences, for
+N <= ``--check-max``), with their largest errors. The dense evaluation (every layer as dense matrices, full
+n×n attention) is also timed on at most ``--dense-sequences`` sequences of the same model, for
+N <= ``--dense-max``. A second table gives the errors of every path on the hard families of the robustness
+tests (heavy sharing, tokens a tiny gap apart, circle rotations, extreme scales), relative to the data's unit.
 
 On a machine shared by many processes, run with ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1``: threaded BLAS
 calls on the small dense products are then about 8 times faster.
 
-    .venv/bin/python benchmarks/interpolation.py [--sizes 10 100 1000] [--seed 0] [--check-max 1000]
+    .venv/bin/python benchmarks/interpolation.py [--sizes 10 100 1000 2000 4000 8000] [--seed 0]
+        [--check-max 100] [--dense-max 1000]
 """
 
 from __future__ import annotations
@@ -25,29 +30,34 @@ import tracemalloc
 
 import numpy as np
 
+from transformer_theory.fitting import log_log_slope
 from transformer_theory.interpolation import SequenceDataset, build_interpolator, paper_num_blocks, tolerance, verify
 from transformer_theory.interpolation.examples import circle_dataset, near_duplicate_dataset, random_dataset, twin_dataset
 from transformer_theory.interpolation.hausdorff import PATHS, check_paths
 
 
-def measure(N: int, seed: int, dense_sequences: int, check_max: int) -> dict:
+#: The fitted exponents use the sizes from this N on.
+FIT_FROM = 1000
+
+
+def measure(N: int, seed: int, dense_sequences: int, check_max: int, dense_max: int) -> dict:
     ds = random_dataset(N, 16, seed=seed, n_max=50, m_max=3)
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     model = build_interpolator(ds, seed=seed, check=())
     t1 = time.perf_counter()
     errors = verify(model, ds)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     checked = {path: float(verify(model, ds, path).max()) for path in ("dense", "torch")} if N <= check_max else {}
     t_check = time.perf_counter() - t2
     tracemalloc.start()
     verify(build_interpolator(ds, seed=seed, check=()), ds)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    subset = ds.inputs[:dense_sequences]
+    subset = ds.inputs[:dense_sequences] if N <= dense_max else []
     t3 = time.perf_counter()
-    fast = model.apply(subset)
+    fast = model.apply(subset) if subset else []
     t4 = time.perf_counter()
-    dense = model.apply(subset, structured=False)
+    dense = model.apply(subset, structured=False) if subset else []
     t5 = time.perf_counter()
     return {
         "N": N,
@@ -58,45 +68,56 @@ def measure(N: int, seed: int, dense_sequences: int, check_max: int) -> dict:
         "params": model.num_parameters(),
         "build": t1 - t0,
         "verify": t2 - t1,
+        "cpu": c2 - c0,
         "peak_mb": peak / 2**20,
         "error": float(errors.max()),
         "check": t_check if checked else float("nan"),
         "dense_error": checked.get("dense", float("nan")),
         "torch_error": checked.get("torch", float("nan")),
         "dense_n": len(subset),
-        "dense_diff": max(float(np.abs(a - b).max()) for a, b in zip(fast, dense)),
-        "ratio": (t5 - t4) / (t4 - t3),
+        "dense_diff": max((float(np.abs(a - b).max()) for a, b in zip(fast, dense)), default=float("nan")),
+        "ratio": (t5 - t4) / (t4 - t3) if subset else float("nan"),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 2000, 4000, 8000])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dense-sequences", type=int, default=100)
-    parser.add_argument("--check-max", type=int, default=1000)
+    parser.add_argument("--check-max", type=int, default=100)
+    parser.add_argument("--dense-max", type=int, default=1000)
     args = parser.parse_args()
-    rows = [measure(N, args.seed, args.dense_sequences, args.check_max) for N in args.sizes]
     header = (
         f"{'N':>5} {'tokens':>7} {'M':>5} {'blocks':>6} {'paper':>6} {'params':>7} {'build s':>8} {'verify s':>8} "
-        f"{'total s':>8} {'peak MB':>8} {'max d_H':>9} {'check s':>8} {'dense d_H':>9} {'torch d_H':>9} "
+        f"{'total s':>8} {'cpu s':>8} {'ns/tok/blk':>10} {'peak MB':>8} {'B/token':>8} {'max d_H':>9} {'check s':>8} {'dense d_H':>9} "
+        f"{'torch d_H':>9} "
         f"{'dense on':>8} {'|dense-struct|':>14} {'dense/struct':>12}"
     )
     print(header)
-    print("-" * len(header))
-    for r in rows:
+    print("-" * len(header), flush=True)
+    rows = []
+    for N in args.sizes:
+        rows.append(r := measure(N, args.seed, args.dense_sequences, args.check_max, args.dense_max))
         print(
             f"{r['N']:>5} {r['tokens']:>7} {r['M']:>5} {r['blocks']:>6} {r['paper']:>6} {r['params']:>7} "
-            f"{r['build']:>8.2f} {r['verify']:>8.2f} {r['build'] + r['verify']:>8.2f} {r['peak_mb']:>8.1f} "
+            f"{r['build']:>8.2f} {r['verify']:>8.2f} {r['build'] + r['verify']:>8.2f} {r['cpu']:>8.2f} "
+            f"{r['cpu'] / (r['tokens'] * r['blocks']) * 1e9:>10.2f} {r['peak_mb']:>8.1f} "
+            f"{r['peak_mb'] * 2**20 / r['tokens']:>8.0f} "
             f"{r['error']:>9.1e} {r['check']:>8.2f} {r['dense_error']:>9.1e} {r['torch_error']:>9.1e} "
-            f"{r['dense_n']:>8} {r['dense_diff']:>14.1e} {r['ratio']:>11.0f}x"
+            f"{r['dense_n']:>8} {r['dense_diff']:>14.1e} {r['ratio']:>11.0f}x", flush=True
         )
-    if len(rows) >= 2:
-        tokens = np.log([r["tokens"] for r in rows])
-        total = np.log([r["build"] + r["verify"] for r in rows])
-        print(f"fitted exponent: time ~ tokens^{np.polyfit(tokens, total, 1)[0]:.2f} (build + verify)")
+    fitted = [r for r in rows if r["N"] >= FIT_FROM]
+    fitted = fitted if len(fitted) >= 2 else rows
+    if len(fitted) >= 2:
+        tokens = [r["tokens"] for r in fitted]
+        span = f"N = {fitted[0]['N']}..{fitted[-1]['N']}"
+        print(f"fitted exponents over {span}: build + verify time ~ tokens^"
+              f"{log_log_slope(tokens, [r['build'] + r['verify'] for r in fitted]):.2f} (wall), "
+              f"~ tokens^{log_log_slope(tokens, [r['cpu'] for r in fitted]):.2f} (CPU); "
+              f"peak memory ~ tokens^{log_log_slope(tokens, [r['peak_mb'] for r in fitted]):.2f}")
     print("dense/struct: time ratio of the dense evaluation (all layers as dense matrices, full attention)")
-    print("to the structured one, on the first 'dense on' sequences of the same model.")
+    print("to the structured one, on the first 'dense on' sequences of the same model (0: not measured).")
     print()
     families()
 
@@ -125,7 +146,7 @@ def families() -> None:
         check_paths(model, ds, ("dense", "torch"))
         t2 = time.perf_counter()
         errors = " ".join(f"{float(verify(model, ds, p).max()) / ds.unit:>15.1e}" for p in PATHS)
-        print(f"{name:<32} {model.num_blocks:>6} {t1 - t0:>8.2f} {t2 - t1:>8.2f} {errors}")
+        print(f"{name:<32} {model.num_blocks:>6} {t1 - t0:>8.2f} {t2 - t1:>8.2f} {errors}", flush=True)
     print(f"tolerance: {tolerance(base) / base.unit:.0e} of the unit on every path")
 
 

@@ -20,6 +20,7 @@ moved by :func:`~.hat.peel_move`, which draws directions until one protects ever
 
 from __future__ import annotations
 
+import bisect
 from typing import Callable
 
 import numpy as np
@@ -103,16 +104,32 @@ class _Peeling:
         unmoved[self.done] = False
         cloud = to_float(points[unmoved]) if unmoved.any() else np.zeros((1, c.d))
         reach = float(np.linalg.norm(cloud.max(axis=0) - cloud.min(axis=0)))  # bounds |x − y| over unmoved x, y
+        box = np.concatenate([cloud, to_float(self.destinations)])  # every position is unmoved or a destination
+        far = float(np.linalg.norm(box.max(axis=0) - box.min(axis=0)))  # bounds |x − y| over all positions x, y
         tokens = np.array(self.remaining, dtype=np.intp)
         at = s[c.config.token_point[tokens]]
+        leader = np.zeros(P, dtype=bool)  # positions of the leaders left and of the destinations reached
+        leader[c.config.token_point[tokens]] = True
+        leader[self.done] = True
         gone = np.zeros(P, dtype=bool)  # positions vacated in this sweep (their leaders moved)
         landed: list[int] = []  # their rows now hold destinations
-        low, high = np.inf, -np.inf  # extreme projections of those destinations
+        landed_at: list = []  # the projections of those destinations along u, sorted, and their rows in that order
+        landed_rows: list[int] = []
+
+        def nearby(center, half) -> tuple[np.ndarray, np.ndarray]:
+            """The positions within ``half`` of ``center`` along u: the others, and the leaders' and reached
+            destinations' (which must stay behind)."""
+            a, b = np.searchsorted(ranked, center - half, "left"), np.searchsorted(ranked, center + half, "right")
+            rows = order[a:b]
+            rows = rows[~gone[rows]]
+            reached = landed_rows[bisect.bisect_left(landed_at, center - half) : bisect.bisect_right(landed_at, center + half)]
+            return rows[~leader[rows]], np.concatenate([rows[leader[rows]], np.array(reached, dtype=np.intp)])
+
         for sign, edge in ((1, band.max()), (-1, -band.min())):  # the band is behind `edge` (sign·u coordinates)
             chosen = sign * at > edge
             side = tokens[chosen][np.argsort(-sign * at[chosen], kind="stable")]
             ahead = np.inf  # nearest position beyond the last leader moved on this side (sign·u coordinates)
-            for n, token in enumerate(side):
+            for token in side:
                 point = int(c.config.token_point[token])
                 i, t = rank[point], sign * s[point]
                 k = i + sign  # the next position ahead: the previous leader of this side if it moved
@@ -124,62 +141,59 @@ class _Peeling:
                 while 0 <= k < P and gone[order[k]]:
                     k -= sign
                 behind = sign * ranked[k] if 0 <= k < P else -np.inf
-                nearest = high if sign > 0 else -low  # every destination lies behind (in the band)
-                gap = min(t - behind, ahead - t, t - nearest if landed else np.inf)
+                nearest = (landed_at[-1] if sign > 0 else -landed_at[0]) if landed else -np.inf  # all in the band
+                gap = min(t - behind, ahead - t, t - nearest)
                 direction = u if sign > 0 else -u
                 if not gap >= threshold:
-                    tilted = self._tilted(direction, point, threshold, spacing, reach,
-                                          lambda half: self._slab(ranked, order, gone, s[point], half))
+                    tilted = self._tilted(direction, point, threshold, spacing / reach if reach > 0 else np.nan, far,
+                                          lambda half: nearby(s[point], half))
                     if tilted is None:
                         break
                     direction, gap = tilted
                 if gap == np.inf:  # the only position: any window will do
                     gap = c.backend.scalar(2)
                 self.move(token, (direction, gap))
-                landed_at = project(points[point : point + 1], u)[0]
-                low, high = (landed_at, landed_at) if not landed else (min(low, landed_at), max(high, landed_at))
+                projection = project(points[point : point + 1], u)[0]
+                at_rank = bisect.bisect(landed_at, projection)
+                landed_at.insert(at_rank, projection)
+                landed_rows.insert(at_rank, point)
                 gone[point] = True
                 landed.append(point)
         if landed:
             self.remaining = [t for t in self.remaining if not gone[c.config.token_point[t]]]
         return len(landed)
 
-    @staticmethod
-    def _slab(ranked: np.ndarray, order: np.ndarray, gone: np.ndarray, center, half) -> np.ndarray:
-        """Positions still in place whose projection (the sweep's ``ranked``) is within ``half`` of ``center``."""
-        a, b = np.searchsorted(ranked, center - half, "left"), np.searchsorted(ranked, center + half, "right")
-        rows = order[a:b]
-        return rows[~gone[rows]]
+    def _tilted(self, direction: np.ndarray, point: int, threshold: float, density: float, far: float,
+                nearby: Callable[[float], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, object] | None:
+        """A dyadic direction ``v`` within ``τ = TILT·density`` of ``direction`` (``density``: the mean spacing
+        of the projections over the extent of the positions not moved yet) along which ``point`` is at least
+        ``threshold`` from every other position and ahead of the leaders left and the destinations reached,
+        and that gap; ``None`` if :data:`TILTS` draws find none.
 
-    def _tilted(self, direction: np.ndarray, point: int, threshold: float, spacing: float, reach: float,
-                slab: Callable[[float], np.ndarray]) -> tuple[np.ndarray, object] | None:
-        """A dyadic direction ``v`` within ``τ = TILT·spacing/reach`` of ``direction`` along which ``point`` is
-        at least ``threshold`` from every other position and ahead of the leaders left and the destinations
-        reached (checked), and that gap; ``None`` if :data:`TILTS` draws find none.
-
-        ``reach`` bounds the distance between the positions not moved yet, so their projections move by at most
-        ``τ·reach`` and only those within ``threshold + τ·reach`` of ``point`` along ``direction`` (``slab``)
-        can come closer than ``threshold``; the moved ones (destinations) are checked one by one."""
-        if not reach > 0:
+        ``far`` bounds the distance between any two positions, so along ``v`` their projections relative to
+        ``point`` move by at most ``|v − direction|·far ≤ 2τ·far``: only the positions within
+        ``h = threshold + 2τ·far`` of ``point`` along ``direction`` (``nearby(h)``: the others, and those that
+        must stay behind, all behind ``point`` along ``direction``) are checked one by one; every other
+        position is at least ``h − |v − direction|·far`` away, on its side. O(d) per position in that slab,
+        whatever the number of positions."""
+        if not density > 0:
             return None
         backend, d = self.c.backend, self.c.d
         points = self.c.config.points
-        tau = TILT * spacing / reach
-        near = slab(threshold + 2 * tau * reach)
-        near = near[near != point]
-        behind = np.concatenate([self.c.config.token_point[np.array(self.remaining, dtype=np.intp)],
-                                 np.array(self.done, dtype=np.intp)])
-        behind = behind[behind != point]
+        tau = TILT * density
+        half = threshold + 2 * tau * far
+        near, behind = nearby(half)
+        near, behind = near[near != point], behind[behind != point]
         best = None
         for _ in range(TILTS):
             xi = self.c.rng.standard_normal(d)
             v = backend.asarray(np.round((to_float(direction) + tau * xi / np.linalg.norm(xi)) * 2**DYADIC_BITS)
                                 / 2**DYADIC_BITS)
-            moved_by = float(np.linalg.norm(to_float(v - direction))) * reach
-            if not moved_by <= 2 * tau * reach:
+            turned = float(np.linalg.norm(to_float(v - direction)))
+            if not turned <= 2 * tau:
                 continue
             here = project(points[point : point + 1], v)[0]
-            gap = threshold + 2 * tau * reach - moved_by  # positions outside the slab are at least this far
+            gap = half - turned * far  # positions outside the slab are at least this far
             if near.size:
                 gap = min(gap, np.abs(project(points[near], v) - here).min())
             if behind.size:
