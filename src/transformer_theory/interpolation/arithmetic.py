@@ -105,6 +105,15 @@ def tie_tolerance(max_score: np.ndarray) -> np.ndarray:
     return HARDMAX_TIE_TOL * (1.0 + np.abs(max_score))
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values of a 1-D array, sorted (``np.unique(values)``, by one sort: NumPy's hash-based
+    ``np.unique`` is some 25 times slower on 10^5 integer keys)."""
+    s = np.sort(values)
+    keep = np.ones(len(s), dtype=bool)
+    keep[1:] = s[1:] != s[:-1]
+    return s[keep]
+
+
 def unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of ``X`` (exact equality) and, for every row, the index of its distinct row."""
     if X.dtype != object:

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from transformer_theory.interpolation.arithmetic import backend_of, project, unique_rows
+from transformer_theory.interpolation.arithmetic import backend_of, distinct, project, unique_rows
 from transformer_theory.interpolation.feed_forward import HatFeedForward
 from transformer_theory.interpolation.segments import Segments
 
@@ -211,6 +211,6 @@ class Evaluation:
 def _merged(tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions and token-to-position map after a self-attention layer: equal rows merged when many tokens
     share a position (as after the collapse), else one position per token (merging would not pay)."""
-    if len(np.unique(tokens[:, 0])) < 0.75 * len(tokens):
+    if len(distinct(tokens[:, 0])) < 0.75 * len(tokens):
         return unique_rows(tokens)
     return tokens, np.arange(len(tokens))

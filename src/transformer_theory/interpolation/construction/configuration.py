@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from transformer_theory.interpolation.arithmetic import to_float, unique_rows
+from transformer_theory.interpolation.arithmetic import distinct, to_float, unique_rows
 from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.segments import Segments
 
@@ -39,13 +39,13 @@ class Configuration:
     def points_by_sequence(self) -> list[np.ndarray]:
         """:meth:`points_of` for every sequence at once."""
         P = len(self.points)
-        seq, point = np.divmod(np.unique(self.segments.sequence_of * P + self.token_point), P)
+        seq, point = np.divmod(distinct(self.segments.sequence_of * P + self.token_point), P)
         return np.split(point, np.searchsorted(seq, np.arange(1, len(self.segments.lengths))))
 
     def holders(self) -> np.ndarray:
         """For every position, the number of sequences holding a token there."""
         P = len(self.points)
-        pairs = np.unique(self.segments.sequence_of * P + self.token_point)
+        pairs = distinct(self.segments.sequence_of * P + self.token_point)
         return np.bincount(pairs % P, minlength=P)
 
     def near_classes(self, relative: float) -> np.ndarray:

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from transformer_theory.interpolation.arithmetic import DYADIC_BITS, project, to_float
+from transformer_theory.interpolation.arithmetic import DYADIC_BITS, distinct, project, to_float
 from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.construction.bounds import paper_num_blocks_hardmax
 from transformer_theory.interpolation.construction.builder import Construction
@@ -86,7 +86,7 @@ def private_counts(config: Configuration) -> np.ndarray:
     """For every sequence, the number of its positions held by no other sequence."""
     private_points = config.holders() == 1
     counts = np.zeros(len(config.segments.lengths), dtype=int)
-    pairs = np.unique(config.segments.sequence_of * len(config.points) + config.token_point)
+    pairs = distinct(config.segments.sequence_of * len(config.points) + config.token_point)
     seq, point = np.divmod(pairs, len(config.points))
     np.add.at(counts, seq[private_points[point]], 1)
     return counts
@@ -104,7 +104,7 @@ def _groups(config: Configuration) -> np.ndarray:
             i = parent[i]
         return i
 
-    point, seq = np.divmod(np.unique(config.token_point * N + config.segments.sequence_of), N)
+    point, seq = np.divmod(distinct(config.token_point * N + config.segments.sequence_of), N)
     for a in np.flatnonzero(point[1:] == point[:-1]):  # consecutive holders of one position
         parent[root(int(seq[a]))] = root(int(seq[a + 1]))
     return np.unique([root(i) for i in range(N)], return_inverse=True)[1].reshape(-1)
