@@ -70,6 +70,8 @@ def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) 
 def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="n_workers"):
         run_experiment("10_intrinsic_dimension", TINY, store=tmp_path, n_workers=-1)
+    with pytest.raises(ValueError, match="models_per_task"):
+        run_experiment("10_intrinsic_dimension", TINY, store=tmp_path, n_workers=0, models_per_task=0)
     with pytest.raises(ValueError, match="device"):
         TrainOptions(device="tpu")
     if not torch.cuda.is_available():
