@@ -37,9 +37,10 @@ from transformer_theory.training.data import RunData
 from transformer_theory.training.schedule import learning_rate
 
 
-def sweep(D: int, head_dim: int, steps: int, eval_every: int, train_size: int) -> list:
+def sweep(D: int, head_dim: int, steps: int, eval_every: int) -> list:
+    """The chapter's intrinsic-dimension runs for one D (fresh samples every step, as chapter 10 trains)."""
     values = {"D_values": [D], "seq_len": 16, "head_dim": head_dim, "embed_dim_per_D": head_dim, "steps": steps,
-              "eval_every": eval_every, "val_size": 512, "train_size": train_size, "seeds": [0, 1]}
+              "eval_every": eval_every, "val_size": 512, "seeds": [0, 1]}
     runs = experiment("10_intrinsic_dimension").runs(values)
     return [r.config for r in runs if r.tags["part"] == "intrinsic_dimension"]
 
@@ -85,11 +86,10 @@ def main() -> None:
     parser.add_argument("--head-dim", type=int, default=16)
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--eval-every", type=int, default=25)
-    parser.add_argument("--train-size", type=int, default=16384)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")
     args = parser.parse_args()
-    runs = sweep(args.D, args.head_dim, args.steps, args.eval_every, args.train_size)
+    runs = sweep(args.D, args.head_dim, args.steps, args.eval_every)
     samples = sum((r.steps - 1) * r.batch_size for r in runs)
     m = runs[0].model
     print(f"intrinsic-dimension sweep: D={args.D}, T={runs[0].seq_len}, E={m.width}, n={m.head_dim}, "

@@ -19,7 +19,7 @@ from transformer_theory.pipeline.notebooks import list_notebooks
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.pipeline.runner import prepare_run
 from transformer_theory.training import RunStore, experiment
-from transformer_theory.training import aggregation, intrinsic_dimension, triangle_center
+from transformer_theory.training import aggregation, intrinsic_dimension, max_position, triangle_center
 from transformer_theory.training.depth_separation import MIN_RATIO, nmse_table, separation
 
 RESULTS = ROOT / "results" / "book"
@@ -132,6 +132,25 @@ def test_triangle_center_runs_support_the_criteria() -> None:
     rows = triangle_center.nmse_table(committed_results("11_triangle_center", parameters), parameters)
     judged = triangle_center.judge(rows)
     assert judged["shortest_T"] == 8 and judged["largest_T"] == 64 and judged["observed"], judged
+
+
+def test_max_position_runs_support_the_criteria() -> None:
+    """Chapter 08 (InfoFlow Theorem 2, §4.3): every run of the book profile is committed under
+    ``results/book/runs/`` with the weights of the probe models; the committed criteria on them give the verdicts
+    the chapter recorded (top-1 stays low, every k >= 2 degrades, the two-layer model agrees with its prediction),
+    and the probe ratios recomputed from the stored weights are the recorded ones."""
+    parameters = load_profile("book")["08_max_position_retrieval"]
+    results = committed_results("08_max_position_retrieval", parameters)
+    rows = max_position.nmse_table(results, parameters)
+    p = experiment("08_max_position_retrieval").parameters(parameters)
+    judged = max_position.judge_table(rows, p["two_layer_k"])
+    assert judged["top1_stays_low"] and all(judged["kth_degrades"].values()) and judged["agrees"], judged
+    values = load("08_max_position_retrieval")["values"]
+    assert values["claim_checked"] is True and values["judged"] == json.loads(json.dumps(judged))
+    assert [r["nmse"] for r in values["nmse_table"]] == pytest.approx([r["nmse"] for r in rows], rel=1e-12)
+    probe = max_position.probe_table(results, parameters, RunStore(RESULTS / "runs"), n_samples=4096, seed=p["seeds"][0])
+    assert [r["argmax_ratio"] for r in values["probe_ratios"]] == pytest.approx([r["argmax_ratio"] for r in probe], rel=1e-9)
+    assert values["probe_observed"] == max_position.probe_observed(probe)
 
 
 def test_aggregation_runs_support_the_criteria() -> None:

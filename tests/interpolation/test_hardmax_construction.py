@@ -266,6 +266,26 @@ def test_pair_told_apart_only_by_near_duplicates_in_d2() -> None:
     assert any(b.sa.is_identity for b in separation)  # the lifting block
 
 
+@pytest.mark.parametrize("N, scale, seed", [(6, 0.1, 2015548001), (5, 100.0, 540501321)])
+def test_pair_told_apart_only_by_an_inner_near_duplicate_in_d3(N: int, scale: float, seed: int) -> None:
+    """Close pools in d = 3 whose separation contracts a sequence toward a leader with a near-duplicate in it:
+    the near-duplicate's image lands on the segment between them, another sequence holds only the leader, and
+    the image (the only position telling the two apart) lies inside its class's hull. No direction put it on
+    top of its class (the lift gave up), and moving it with its class-mate crossed the other sequence's point
+    along every direction: the build raised "no direction isolates the points to move"."""
+    ds = family_dataset("close_pool", N, 3, scale, seed=seed, targets="random", full=True)
+    model, _ = check_model(ds)
+    separation = [model.blocks[i] for i in model.stages["separation"]]
+    assert any(b.sa.is_identity for b in separation)  # the lifting block
+
+
+@settings(max_examples=25)
+@given(datasets(max_N=8, dims=(3,), families=("close_pool",)))
+def test_close_pools_in_d3(ds: SequenceDataset) -> None:
+    """Pools with near-duplicates 1e-9 to 1e-12 apart in d = 3 (the family test draws d = 2 or 16 only)."""
+    check_model(ds)
+
+
 def test_circle_rotations() -> None:
     """All N·n tokens on one circle, neighbours 2π/(nN) apart (each token a hull vertex, gaps ~1/(nN)²)."""
     check_model(circle_dataset(100, 6, seed=1))

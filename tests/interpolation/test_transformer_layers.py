@@ -21,7 +21,7 @@ from transformer_theory.interpolation import (
 )
 from transformer_theory.interpolation.arithmetic import EXACT, FLOAT
 from transformer_theory.interpolation.construction.geometry import sphere_slots
-from transformer_theory.interpolation.construction.hat import hat_along, hat_move, peel_move
+from transformer_theory.interpolation.construction.hat import best_direction, hat_along, hat_move, peel_move
 from transformer_theory.interpolation.segments import Segments
 
 RNG = np.random.default_rng(0)
@@ -152,6 +152,19 @@ def test_hat_moves_exactly_one_point() -> None:
     assert np.array_equal(Y[others], P[others])  # bitwise: the increment is exactly 0
     np.testing.assert_allclose(Y[7], q, atol=1e-15)
     np.testing.assert_allclose(ff.apply_dense(P), Y, atol=1e-10)  # the same function as η x + W σ(U x + b)
+
+
+def test_no_hat_moves_two_points_past_a_point_between_them() -> None:
+    """Members moved together must project within an eighth of their gap to the rest: with a third point on the
+    segment between two members, or at their midpoint, no direction does (``None``, not an error); a single
+    distinct point is always isolated, and a duplicate position is refused by :func:`hat_move`."""
+    a, b = np.array([1.0, 1.2, 1.3]), np.array([1.0 + 3e-10, 1.2 - 1e-10, 1.3 + 2e-10])
+    for inner in (0.3, 0.5):
+        P = np.array([a, b, a + inner * (b - a), [2.0, 1.0, 1.0]])
+        assert best_direction(P, 0, np.random.default_rng(0), members=np.array([0, 1])) is None
+        assert best_direction(P, 2, np.random.default_rng(0)) is not None
+    with pytest.raises(RuntimeError, match="duplicate"):
+        hat_move(np.array([a, a, b]), 0, b, np.random.default_rng(0))
 
 
 def test_hat_biases_are_exact_float64_numbers() -> None:

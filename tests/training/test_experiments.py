@@ -12,7 +12,7 @@ import torch
 from conftest import cli, make_notebook
 from transformer_theory.training import TrainOptions, best_over_seeds, experiment, plan_tasks, run_experiment
 
-TINY = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "train_size": 64, "val_size": 64,
+TINY = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "val_size": 64,
         "seeds": [0, 1], "ffn_width_per_D": 4, "embed_dim_per_D": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8,
         "D_values": [2], "hc_heads": [1], "hc_seq_lens": [8], "hc_head_dim": 4, "hc_ffn_width": 8, "hc_steps": 20,
         "hc_train_size": 64, "hc_seeds": [0]}
@@ -70,6 +70,8 @@ def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) 
 def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="n_workers"):
         run_experiment("10_intrinsic_dimension", TINY, store=tmp_path, n_workers=-1)
+    with pytest.raises(ValueError, match="models_per_task"):
+        run_experiment("10_intrinsic_dimension", TINY, store=tmp_path, n_workers=0, models_per_task=0)
     with pytest.raises(ValueError, match="device"):
         TrainOptions(device="tpu")
     if not torch.cuda.is_available():

@@ -47,20 +47,21 @@ def test_run_list_of_the_defaults() -> None:
     hc = [r for r in runs if r.tags["part"] == "head_count"]
     assert {(r.tags["D"], r.tags["h1"], r.tags["h2"]) for r in ids} == {
         (D, h1, h2) for D in (2, 3) for h1, h2 in head_configs(D)}
-    assert len(ids) == 6 and len(hc) == 5 and len({r.config.key for r in runs}) == len(runs)
+    assert len(ids) == 12 and len(hc) == 5 and len({r.config.key for r in runs}) == len(runs)
     for r in ids:
         c, D = r.config, r.tags["D"]
         assert c.target == "pairwise_max" and c.target_args == {"D": D, "d": 4, "seed": 0}
-        assert c.model.heads == (r.tags["h1"], r.tags["h2"]) and c.seq_len == 16 and c.steps == 8000
-        assert c.model.width == 16 * D and c.model.head_dim == 4 and c.model.ffn_width == 32 * D
-        assert c.model.cls_only_last and c.model.max_len is None and c.train_size == 100_000
+        assert c.model.heads == (r.tags["h1"], r.tags["h2"]) and c.seq_len == 16 and c.steps == 16000
+        assert c.model.width == 16 * D and c.model.head_dim == 16 and c.model.ffn_width == 32 * D
+        assert c.model.cls_only_last and c.model.max_len is None and c.train_size is None  # fresh samples
+        assert r.tags["seed"] in (0, 1)
     for r in hc:
         c, h = r.config, r.tags["h"]
         assert c.target == "max_retrieval" and c.target_args == {"D": 4, "d": 4, "seed": 0}
         assert c.model.heads == (h,) and c.model.width == 8 * h and c.model.head_dim == 8 and c.steps == 3000
     # one task per D (the three head configurations are masks of one program), one per head count (E = 8h)
     tasks = plan_tasks([r.config for r in runs])
-    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [3, 3]
+    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [6, 6]
 
 
 @pytest.mark.parametrize("change, message", [

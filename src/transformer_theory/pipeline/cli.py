@@ -62,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--scheduler", help="address of a running Dask scheduler (default: a local cluster)")
     train.add_argument("--store", help="run store folder (default build/runs/<profile>/)")
     train.add_argument("--workers", type=int, help="local single-threaded workers (default: one per core; 0: no Dask)")
+    train.add_argument("--models-per-task", type=int, help="at most this many models batched into one task (default: "
+                       "every run of a batch signature; smaller tasks spread over more workers)")
 
     reproduce = sub.add_parser("reproduce", help="recompute a profile's results into build/reproduce/<profile>/ "
                                "and compare them with the committed results/<profile>/")
@@ -137,7 +139,8 @@ def _train(args: argparse.Namespace) -> int:
 
     values = load_profile(args.profile).get(args.experiment, {})
     results = run_experiment(args.experiment, values, profile=args.profile, store=args.store,
-                             scheduler=args.scheduler, n_workers=args.workers)
+                             scheduler=args.scheduler, n_workers=args.workers,
+                             models_per_task=args.models_per_task)
     for row in best_over_seeds(results):
         print({k: v for k, v in row.items() if k != "seed_nmse"})
     return 0

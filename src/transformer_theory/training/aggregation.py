@@ -29,11 +29,10 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.training.config import RunConfig
 from transformer_theory.training.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
                                                     best_over_seeds, experiment_run)
 from transformer_theory.training.predictions import write_committed
-from transformer_theory.training.store import RunStore
+from transformer_theory.training.store import RunStore, trained_model
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
 DEFAULTS: dict[str, Any] = {
@@ -189,16 +188,6 @@ def cls_attention(model: Transformer, X: np.ndarray) -> np.ndarray:
     with torch.no_grad():
         trace = model.trace(torch.as_tensor(np.asarray(X), dtype=next(model.parameters()).dtype))
     return trace.attention[-1][..., -1, :].double().numpy()
-
-
-def trained_model(run: RunConfig, store: RunStore) -> Transformer:
-    """The trained model of ``run``, its weights read from ``store`` (``ValueError`` if they were not kept)."""
-    weights = store.weights(run)
-    if weights is None:
-        raise ValueError(f"run {run.key}: no weights in the store (train it with save_weights)")
-    model = Transformer(run.model)
-    model.load_state_dict(weights)
-    return model.eval()
 
 
 def attention_summary(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], parameters: dict[str, Any] | None,

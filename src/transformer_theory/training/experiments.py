@@ -52,7 +52,7 @@ def experiment(name: str) -> Experiment:
 
 def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profile: str | None = None,
                    store: RunStore | str | None = None, scheduler: str | None = None, n_workers: int | None = None,
-                   options: TrainOptions = TrainOptions()) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+                   models_per_task: int | None = None, options: TrainOptions = TrainOptions()) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """``(tags, record)`` for every run of experiment ``name`` with ``parameters``.
 
     ``profile`` (default: the profile the notebook runs under, :func:`~transformer_theory.pipeline.results.current_profile`)
@@ -60,12 +60,14 @@ def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profi
 
     Records come from the store when present (``store``: a folder or :class:`RunStore`; default
     ``build/runs/<profile>/`` reading the committed ``results/<profile>/runs/`` first); missing runs
-    are trained (see :func:`~transformer_theory.training.distributed.train_runs`) and stored.
+    are trained (see :func:`~transformer_theory.training.distributed.train_runs`, which ``models_per_task``
+    is passed to) and stored.
     """
     runs = experiment(name).runs(parameters)
     if store is None:
         store = default_store(profile or current_profile())
     elif not isinstance(store, RunStore):
         store = RunStore(store)
-    records = train_runs([r.config for r in runs], store, scheduler=scheduler, n_workers=n_workers, options=options)
+    records = train_runs([r.config for r in runs], store, scheduler=scheduler, n_workers=n_workers,
+                         models_per_task=models_per_task, options=options)
     return [(r.tags, record) for r, record in zip(runs, records)]

@@ -42,11 +42,13 @@ MIN_RATIOS: dict[int, float] = {2: 10.0, 3: 10.0, 4: 3.0}
 #: The chapter's parameters (the book profile's sizes; ``params/*.yaml`` holds the others): the
 #: intrinsic-dimension runs, then the head-count runs (prefix ``hc_``).
 DEFAULTS: dict[str, Any] = {
-    **{k: v for k, v in TRAINING_DEFAULTS.items() if k != "ffn_width"},
-    "seeds": [0],
+    # the shared training settings, without train_size: the intrinsic-dimension runs draw fresh samples every step
+    **{k: v for k, v in TRAINING_DEFAULTS.items() if k not in ("ffn_width", "train_size")},
+    "steps": 16000,
+    "seeds": [0, 1],
     "D_values": [2, 3],
     "seq_len": 16,
-    "head_dim": 4,
+    "head_dim": 16,
     "embed_dim_per_D": 16,
     "ffn_width_per_D": 32,
     "target_seed": 0,

@@ -19,6 +19,7 @@ Steps, widths, seeds and fresh samples every step (``train_size=None``) are ours
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,11 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
+from transformer_theory.training.ensemble import init_model
 from transformer_theory.training.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
-                                                    experiment_run)
+                                                    best_over_seeds, experiment_run)
 from transformer_theory.training.predictions import write_committed
+from transformer_theory.training.store import RunStore, trained_model
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
 DEFAULTS: dict[str, Any] = {
@@ -146,6 +149,63 @@ def write_predictions(path: str | Path | None = None) -> Path:
     """Write :func:`predictions_document` for the chapter's defaults (its book sizes) with the git commit and
     versions, atomically, to ``path`` (default :data:`PREDICTIONS_FILE` in the repository)."""
     return write_committed(predictions_document(DEFAULTS), PREDICTIONS_FILE, path)
+
+
+def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+               parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One row per k-th largest configuration and T of ``results`` (the ``(tags, record)`` pairs of
+    :func:`~transformer_theory.training.experiments.run_experiment`; the probe runs left out): ``part``,
+    ``layers``, ``k``, ``T``, ``nmse`` (best validation NMSE over seeds), ``seed_nmse`` and the calculator's
+    ``predicted_efficient`` and ``predicted_exponent`` (:func:`predictions`)."""
+    p = EXPERIMENT.parameters(parameters)
+    predicted = {(r["part"], r["k"], r["T"]): r for r in predictions(p)}
+    rows = best_over_seeds([({k: v for k, v in tags.items() if k != "heads"}, record)
+                            for tags, record in results if tags["part"] != "probe"])
+    for row in rows:
+        pred = predicted[(row["part"], row["k"], row["T"])]
+        row.update(predicted_efficient=pred["efficient"], predicted_exponent=pred["exponent"])
+    return sorted(rows, key=lambda r: (r["layers"], r["k"], r["T"]))
+
+
+def judge_table(rows: Sequence[dict[str, Any]], two_layer_k: int) -> dict[str, Any]:
+    """:func:`judge` on the rows of :func:`nmse_table` (``ValueError`` naming a configuration without a finite
+    NMSE), with ``agrees``: the two-layer verdict equals the committed prediction at every T."""
+    nmse = {}
+    for r in rows:
+        if r["nmse"] is None:
+            raise ValueError(f"{r['part']} k = {r['k']}, T = {r['T']}: no finite NMSE (diverged)")
+        nmse.setdefault((r["part"], r["k"]), {})[r["T"]] = r["nmse"]
+    one_layer = {k: v for (part, k), v in nmse.items() if part == "one_layer"}
+    if ("two_layer", two_layer_k) not in nmse:
+        raise ValueError(f"rows: no two-layer runs for k = {two_layer_k}")
+    judged = judge(one_layer, nmse[("two_layer", two_layer_k)], two_layer_k)
+    predicted = {r["predicted_efficient"] for r in rows if r["part"] == "two_layer"}
+    if len(predicted) != 1:
+        raise ValueError(f"the two-layer prediction changes with T ({predicted}): the criterion compares one verdict")
+    judged["two_layer_predicted_efficient"] = predicted.pop()
+    judged["agrees"] = judged["two_layer_observed_efficient"] == judged["two_layer_predicted_efficient"]
+    return judged
+
+
+def probe_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], parameters: dict[str, Any] | None,
+                store: RunStore, n_samples: int = 4096, seed: int = 0) -> list[dict[str, Any]]:
+    """:func:`probe_ratios` of every trained probe run of ``results`` (its weights read from ``store``) against
+    the same model at its initialisation, on ``n_samples`` fresh inputs of the probe target drawn with
+    ``seed``: one row per run and layer-1 head, with the run's ``heads``, ``seed`` and ``nmse``."""
+    p = EXPERIMENT.parameters(parameters)
+    runs = {r.config.key: r.config for r in EXPERIMENT.runs(p) if r.tags["part"] == "probe"}
+    tree = targets.pairwise_max(p["probe_D"], d=4, seed=p["target_seed"])
+    X = tree.sample_inputs(n_samples, p["probe_seq_len"], np.random.default_rng(seed))
+    rows = []
+    for tags, record in results:
+        if tags["part"] != "probe":
+            continue
+        run = runs[record["key"]]
+        for row in probe_ratios(trained_model(run, store), init_model(run.model, run.seed).eval(), X):
+            rows.append({"heads": list(tags["heads"]), "seed": tags["seed"], "nmse": record["best_nmse"], **row})
+    if not rows:
+        raise ValueError("results hold no probe run")
+    return rows
 
 
 def _growth(nmse_by_T: dict[int, float]) -> float:

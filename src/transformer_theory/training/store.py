@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from transformer_theory.models.transformer import Transformer
 from transformer_theory.pipeline.paths import run_store_folders
 from transformer_theory.pipeline.results import write_json_atomic
 from transformer_theory.training.config import ENGINE_VERSION, RunConfig
@@ -113,6 +114,17 @@ class RunStore(RecordStore):
             if path.is_file():
                 return torch.load(path, map_location="cpu", weights_only=True)
         return None
+
+
+def trained_model(run: RunConfig, store: RunStore) -> Transformer:
+    """The trained model of ``run`` in eval mode, its weights read from ``store`` (``ValueError`` if they were
+    not kept)."""
+    weights = store.weights(run)
+    if weights is None:
+        raise ValueError(f"run {run.key}: no weights in the store (train it with save_weights)")
+    model = Transformer(run.model)
+    model.load_state_dict(weights)
+    return model.eval()
 
 
 def default_store(profile: str) -> RunStore:

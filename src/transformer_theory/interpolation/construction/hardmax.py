@@ -138,8 +138,8 @@ def separate(c: Construction) -> None:
     needing hats of that tiny width later (whose dense evaluation rounds like ``1/width``). A pair that no token
     tells apart at that resolution (equal sets up to ``NEAR``) keeps its near-duplicates. A pair that only
     near-duplicates tell apart takes two blocks (:func:`_lift`: a wide hat lifts the near-duplicates onto the
-    hull, then the narrow hat isolating one of them has every other position on its zero side); the blocks for
-    near-duplicates stop where they would exceed S ≤ 2(N − 1) in all.
+    hull, then the narrow hat isolating one of them has every other position outside their class on its zero
+    side); the blocks for near-duplicates stop where they would exceed S ≤ 2(N − 1) in all.
     """
     backend, rng = c.backend, c.rng
     start = len(c.blocks)
@@ -169,7 +169,13 @@ def separate(c: Construction) -> None:
             for z in candidates[:PAIRS_TRIED]:
                 other = config.points_of(k if z in config.points_of(j) else j)
                 members = np.setdiff1d(np.flatnonzero(classes == classes[z]), other)
-                tries.append((int(z), members, *best_direction(config.points, int(z), rng, members)))
+                best = best_direction(config.points, int(z), rng, members)
+                if best is None:  # a position of the other sequence lies between them along every direction
+                    members, best = np.array([z]), best_direction(config.points, int(z), rng)
+                if best is not None:
+                    tries.append((int(z), members, *best))
+            if not tries:
+                raise RuntimeError(f"separation: no direction isolates a position telling sequences {j} and {k} apart")
             z, members, u, gap = max(tries, key=lambda t: t[4])[:4]
         top = project(config.points, v).max()
         z_new = config.points[z] + v * ((top + 1 - project(config.points[z : z + 1], v)[0]) / project(v[None, :], v)[0])
@@ -189,36 +195,39 @@ def separate(c: Construction) -> None:
 
 
 def _lift(c: Construction, candidates: np.ndarray, classes: np.ndarray) -> tuple[int, np.ndarray, Any, bool] | None:
-    """For candidates that only a window as narrow as their near-duplicates' gap isolates: a direction u along
-    which a candidate z is the top of its near-duplicate class, and a block whose hat (window as wide as the
-    class's gap to the rest) lifts the whole class above every other position along u. Returns z's position
-    after that block, u, z's gap along u and ``True`` (the narrow hat at z along u then has every other
-    position on its zero side), or ``None`` (nothing emitted) if no direction puts a candidate on top.
+    """For candidates that only a window as narrow as their near-duplicates' gap isolates: a block whose hat
+    (window as wide as the class's gap to the rest) lifts the near-duplicate class of a candidate z along a
+    direction u until z lies 1 above every other position. Returns z's position after that block, u, z's gap
+    along u and ``True``: the narrow hat at z along u that follows has every position outside the class on its
+    zero side. Returns ``None`` (nothing emitted) if no hat isolates the class of any candidate.
 
     A hat of window ε moves the points on its active side by about ``ε_mach·|δ|·extent/ε`` in a dense
-    evaluation: for ε the near-duplicates' gap, that is more than their gap and than the tolerance, and inside
-    the cloud no direction keeps every point on the zero side. The lifting hat's window is wide, and it keeps
-    the points with near-duplicates off its active side where a direction allows it
-    (:func:`~.hat.best_direction`)."""
+    evaluation: for ε the near-duplicates' gap and the cloud on the active side, that is more than their gap
+    and than the tolerance, and inside the cloud no direction keeps every point on the zero side. After the
+    lift only members of z's class can lie on the narrow hat's active side, within the class's diameter of z;
+    u maximises z's gap over that extent among random draws (:func:`~.hat.peel_move` on the class alone), so
+    the rounding stays near ``ε_mach·|δ|``. z need not be extreme in its class: the contraction of a sequence
+    toward a leader with a near-duplicate in it puts the near-duplicate's image on the segment between them,
+    where another sequence may hold only the leader. The lifting hat keeps the points with near-duplicates off
+    its active side where a direction allows it (:func:`~.hat.best_direction`)."""
     config = c.config
+    fragile = np.flatnonzero(np.bincount(classes)[classes] > 1)
+    floor = rounding_floor(config.points)
     for z in candidates[:PAIRS_TRIED]:
         members = np.flatnonzero(classes == classes[z])
-        rest = members[members != z]
-        for _ in range(MAX_DRAWS):
-            u = c.backend.gaussian_direction(c.rng, c.d)
-            if (project(config.points[rest], u) < project(config.points[z : z + 1], u)[0]).all():
-                break
-        else:
+        lifting = best_direction(config.points, int(z), c.rng, members, fragile)
+        narrow = peel_move(config.points[members], np.flatnonzero(members == z), np.empty(0, dtype=np.intp),
+                           lambda: c.backend.gaussian_direction(c.rng, c.d), floor=floor)
+        if lifting is None or narrow is None:
             continue
+        u = narrow[1]
         token = int(np.flatnonzero(config.token_point == z)[0])
-        fragile = np.flatnonzero(np.bincount(classes)[classes] > 1)
         s = project(config.points, u)
         lifted = config.points[z] + u * ((s.max() - s[z] + 1) / project(u[None, :], u)[0])
-        c.emit(hat_along(config.points, int(z), lifted, *best_direction(config.points, int(z), c.rng, members, fragile)[:2],
-                         members), c.identity_sa())
+        c.emit(hat_along(config.points, int(z), lifted, *lifting[:2], members), c.identity_sa())
         z = int(c.config.token_point[token])
         s = project(c.config.points, u)
-        return z, u, s[z] - np.delete(s, z).max(), True
+        return z, u, np.abs(np.delete(s - s[z], z)).min(), True
     return None
 
 

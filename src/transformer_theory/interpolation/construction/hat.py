@@ -40,14 +40,19 @@ def hat_move(points: np.ndarray, index: int, destination: np.ndarray, rng: np.ra
     """A width-4 flat-top hat sending ``points[index]`` to ``destination`` and fixing every other row of
     ``points``: its window half-width ε is about half the gap between the moved point's projection and the
     nearest other one (rows must be distinct)."""
-    return hat_along(points, index, destination, *best_direction(points, index, rng)[:2])
+    best = best_direction(points, index, rng)
+    if best is None:
+        raise RuntimeError("no direction isolates the point to move (is it a duplicate position?)")
+    return hat_along(points, index, destination, *best[:2])
 
 
 def best_direction(points: np.ndarray, index: int, rng: np.random.Generator, members: np.ndarray | None = None,
-                   fragile: np.ndarray | None = None) -> tuple[np.ndarray, Any, float, int]:
+                   fragile: np.ndarray | None = None) -> tuple[np.ndarray, Any, float, int] | None:
     """``(u, gap, score, exposed)`` for a hat at ``points[index]`` (or moving all of ``members`` together, their
     projections within an eighth of the gap of their midpoint): the best of up to :data:`MAX_DRAWS` random
-    directions by ``score = gap / extent of the active side`` (about 1 / the dense rounding it causes).
+    directions by ``score = gap / extent of the active side`` (about 1 / the dense rounding it causes); ``None``
+    if no draw isolates them. A single distinct row is isolated by almost every direction; a set of members
+    may be isolated by none (a row outside it lying between them, or near their line, along every direction).
 
     ``fragile`` (indices of rows with a near-duplicate, which a later hat must tell apart from it at that tiny
     distance) ranks first: ``exposed`` counts those on the active side, and each draw takes the sign (and the
@@ -80,8 +85,6 @@ def best_direction(points: np.ndarray, index: int, rng: np.random.Generator, mem
             best, best_key = (u, gap, score, exposed_above), key
         if not exposed_above and gap * max(P - 1, 1) * SPACING >= above + below:
             break
-    if best is None:
-        raise RuntimeError("no direction isolates the points to move (is one a duplicate position?)")
     return best
 
 
