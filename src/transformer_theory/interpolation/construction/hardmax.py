@@ -36,7 +36,7 @@ from transformer_theory.interpolation.attention import SelfAttention
 from transformer_theory.interpolation.construction.bounds import paper_num_blocks_hardmax
 from transformer_theory.interpolation.construction.builder import Construction
 from transformer_theory.interpolation.construction.configuration import Configuration
-from transformer_theory.interpolation.construction.hat import FEW_DRAWS, MAX_DRAWS, best_direction, hat_along, peel_move
+from transformer_theory.interpolation.construction.hat import FEW_DRAWS, best_direction, hat_along, peel_move, rounding_floor
 from transformer_theory.interpolation.construction.peeling import move_all
 from transformer_theory.interpolation.construction.geometry import (
     BELOW_MARGIN,
