@@ -4,6 +4,7 @@ behind, neither after a normal close nor after its parent process is killed with
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,7 @@ import psutil
 
 from tiny_runs import QUIET, tiny_run, restore_threads  # noqa: F401 (autouse fixture)
 from transformer_theory.training import RunStore, TrainOptions, train_runs
+from transformer_theory.training.distributed import dask_client, reuse_freed_memory
 
 RUNS = [tiny_run(heads, seed, steps=40, eval_every=20) for heads in ((2, 2), (1, 2)) for seed in (0, 1)]
 
@@ -67,3 +69,16 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
         assert not alive, f"left over after SIGKILL of the parent: {[p.cmdline() for p in alive]}"
     finally:
         parent.kill()
+
+
+def test_workers_get_the_allocator_back(monkeypatch) -> None:
+    """Dask's nanny sets MALLOC_TRIM_THRESHOLD_ (1.7x slower training steps on its workers); the worker task
+    raises glibc's thresholds again where the variable is set, and leaves a plain process alone."""
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    assert reuse_freed_memory() is False
+    if platform.libc_ver()[0] != "glibc":
+        return
+    with dask_client(n_workers=1) as client:
+        applied = client.run(reuse_freed_memory)
+        environ = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+    assert list(environ.values()) == ["65536"] and list(applied.values()) == [True]

@@ -12,6 +12,8 @@ and drives one tqdm bar here (steps of all tasks, best validation NMSE, ETA).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import logging
 import os
 from collections.abc import Iterator, Sequence
@@ -31,10 +33,35 @@ from transformer_theory.training.trainer import train_task
 PROGRESS_TOPIC = "transformer_theory.training"
 
 
+#: glibc ``mallopt`` parameters, and the thresholds restored on workers (glibc's dynamic ceilings).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_THRESHOLD, _TRIM_THRESHOLD = 32 * 2**20, 64 * 2**20
+
+
+def reuse_freed_memory() -> bool:
+    """Undo the small malloc trim threshold that Dask's nanny puts in its workers' environment.
+
+    ``distributed.nanny.pre-spawn-environ`` sets ``MALLOC_TRIM_THRESHOLD_=65536``; glibc then stops raising
+    its mmap threshold, so every tensor above 128 kB is mapped and unmapped afresh at each use. That made
+    a training step 1.7x slower on a worker than in a plain process (6.4 s against 10.8 s for 100 steps of
+    3 batched models, measured on this project's 2-core machines). Raising the two thresholds lets the
+    allocator keep and reuse freed blocks again. Returns whether it applied (only where the variable is
+    set and the C library is glibc)."""
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+
+
 def _worker_task(task: Task, root: str, options: TrainOptions) -> list[tuple[dict[str, Any], dict | None]]:
     """Runs on a Dask worker: train ``task`` with its store at ``root``; return records and weights."""
     from distributed import get_worker
 
+    reuse_freed_memory()
     torch.set_num_threads(options.threads or 1)
     worker = get_worker()
     store = RunStore(root)
