@@ -15,7 +15,10 @@ direction, so the structured evaluation finds their windows in one sorted index 
 (:mod:`~transformer_theory.interpolation.evaluation`). A side of a sweep stops at the first leader whose gap
 is below ``1/SWEEP_SPACING`` of the mean spacing of the projections (a near-tie along ``u``); the next sweep
 takes a new direction. When a sweep moves nothing (every leader left lies in the band, or ties), one leader is
-moved by :func:`~.hat.peel_move`, which draws directions until one protects everything.
+moved by :func:`~.hat.peel_move`, which draws directions until one protects everything; after k sweeps in a
+row that moved nothing, the next one waits for 2^(k−1) such moves (as after the softmax collapse, where the
+leaders left lie on one line inside the targets' band and a sweep each time would cost a sort of every
+position per leader).
 """
 
 from __future__ import annotations
@@ -50,12 +53,17 @@ def move_all(c: Construction, leaders: list[np.ndarray], destination: Callable[[
     only a few draws; when no draw isolates a candidate, :func:`~.hat.hat_move` moves the first one left."""
     sweep_direction = sweep_direction or (lambda k: direction())
     state = _Peeling(c, leaders, destination)
-    draws, sweep = MAX_DRAWS, 0
+    draws, sweep, failed, wait = MAX_DRAWS, 0, 0, 0
     while state.remaining:
-        moved = state.sweep(sweep_direction(sweep))
-        sweep += 1
-        if moved:
-            continue
+        if wait == 0:
+            moved = state.sweep(sweep_direction(sweep))
+            sweep += 1
+            if moved:
+                failed = 0
+                continue
+            failed += 1
+            wait = 2 ** (failed - 1)  # the leaders left sit in the band: back off before sorting again
+        wait -= 1
         points = c.config.token_point[np.array(state.remaining)]
         choice = peel_move(c.config.points, points, np.array(state.done, dtype=int), direction, draws, state.floor)
         draws = MAX_DRAWS if choice is not None and choice[3] else FEW_DRAWS
