@@ -14,12 +14,14 @@ N <= ``--check-max``), with their largest errors. The dense evaluation (every la
 n×n attention) is also timed on at most ``--dense-sequences`` sequences of the same model, for
 N <= ``--dense-max``. A second table gives the errors of every path on the hard families of the robustness
 tests (heavy sharing, tokens a tiny gap apart, circle rotations, extreme scales), relative to the data's unit.
+A third gives the softmax construction (Theorem 1.8, at its default τ = τ*/2) on the same data for the sizes
+``--softmax-sizes``: build and verify times, the fitted exponent over them, and the largest error.
 
 On a machine shared by many processes, run with ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1``: threaded BLAS
 calls on the small dense products are then about 8 times faster.
 
     .venv/bin/python benchmarks/interpolation.py [--sizes 10 100 1000 2000 4000 8000] [--seed 0]
-        [--check-max 100] [--dense-max 1000]
+        [--check-max 100] [--dense-max 1000] [--softmax-sizes 250 500 1000 2000]
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import numpy as np
 
 from transformer_theory.fitting import log_log_slope
 from transformer_theory.interpolation import SequenceDataset, build_interpolator, paper_num_blocks, tolerance, verify
+from transformer_theory.interpolation.construction.bounds import paper_num_blocks_softmax
+from transformer_theory.interpolation.construction.softmax import build_softmax
 from transformer_theory.interpolation.examples import circle_dataset, near_duplicate_dataset, random_dataset, twin_dataset
 from transformer_theory.interpolation.hausdorff import PATHS, check_paths
 
@@ -87,6 +91,7 @@ def main() -> None:
     parser.add_argument("--dense-sequences", type=int, default=100)
     parser.add_argument("--check-max", type=int, default=100)
     parser.add_argument("--dense-max", type=int, default=1000)
+    parser.add_argument("--softmax-sizes", type=int, nargs="*", default=[250, 500, 1000, 2000])
     args = parser.parse_args()
     header = (
         f"{'N':>5} {'tokens':>7} {'M':>5} {'blocks':>6} {'paper':>6} {'params':>7} {'build s':>8} {'verify s':>8} "
@@ -120,6 +125,32 @@ def main() -> None:
     print("to the structured one, on the first 'dense on' sequences of the same model (0: not measured).")
     print()
     families()
+    if args.softmax_sizes:
+        print()
+        softmax(args.softmax_sizes, args.seed)
+
+
+def softmax(sizes: list[int], seed: int) -> None:
+    """The softmax construction on the timing table's data: build and verify times and the largest error."""
+    header = f"{'N':>5} {'tokens':>7} {'blocks':>6} {'paper':>6} {'build s':>8} {'verify s':>8} {'total s':>8} {'max d_H':>9}"
+    print("softmax construction (Theorem 1.8, tau = tau*/2)")
+    print(header)
+    print("-" * len(header), flush=True)
+    tokens, totals = [], []
+    for N in sizes:
+        ds = random_dataset(N, 16, seed=seed, n_max=50, m_max=3)
+        t0 = time.perf_counter()
+        model = build_softmax(ds, seed=seed)
+        t1 = time.perf_counter()
+        error = float(verify(model, ds).max())
+        t2 = time.perf_counter()
+        tokens.append(sum(ds.input_lengths))
+        totals.append(t2 - t0)
+        print(f"{N:>5} {tokens[-1]:>7} {model.num_blocks:>6} {paper_num_blocks_softmax(ds.N, ds.total_output_length):>6} "
+              f"{t1 - t0:>8.2f} {t2 - t1:>8.2f} {t2 - t0:>8.2f} {error:>9.1e}", flush=True)
+    if len(sizes) >= 2:
+        print(f"fitted exponent over N = {sizes[0]}..{sizes[-1]}: build + verify time ~ tokens^"
+              f"{log_log_slope(tokens, totals):.2f} (wall)")
 
 
 def families() -> None:
