@@ -4,6 +4,7 @@ profile entry of the chapter's name."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,25 @@ def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) 
     again = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
     assert again.returncode == 0 and again.stdout == out.stdout
     assert [p.stat().st_mtime_ns for p in records] == stamps  # reused, not retrained
+
+
+def test_train_command_takes_checked_overrides(tiny_project: Path) -> None:
+    import yaml
+
+    make_notebook(tiny_project / "notebooks" / "10_intrinsic_dimension.ipynb", "seed = 0", "print(seed)")
+    smoke = tiny_project / "params" / "smoke.yaml"
+    smoke.write_text(smoke.read_text() + yaml.safe_dump({"10_intrinsic_dimension": TINY}))
+    store = tiny_project / "build" / "runs" / "smoke"
+    bad = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0", "-p", "seqlen", "4")
+    assert bad.returncode == 2 and "unknown parameter 'seqlen'" in bad.stderr and "did you mean 'seq_len'" in bad.stderr
+    assert not store.exists() or not list(store.glob("*.json"))  # refused before anything trained
+    out = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0", "-p", "seeds", "[1]",
+              "-p", "hc_heads", "[2]")
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    assert len(rows) == 4 and sum("'h': 2," in row for row in rows) == 1  # the head-count run has h = 2
+    seeds = sorted({json.loads(p.read_text())["config"]["seed"] for p in store.glob("*.json")})
+    assert len(list(store.glob("*.json"))) == 3 + 1 and seeds == [0, 1]  # three seed-1 runs and the seed-0 one
 
 
 def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> None:

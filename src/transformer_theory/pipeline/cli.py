@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help="train the runs of a chapter's experiment (stored runs are reused)")
     train.add_argument("experiment", help="a training chapter, such as 10_intrinsic_dimension")
     train.add_argument("--profile", default=DEFAULT_PROFILE, help="its sizes: the profile's entry for the chapter")
+    train.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                       help="override one of the experiment's parameters (YAML value), over the profile's entry")
     train.add_argument("--scheduler", help="address of a running Dask scheduler (default: a local cluster)")
     train.add_argument("--store", help="run store folder (default build/runs/<profile>/)")
     train.add_argument("--workers", type=int, help="local single-threaded workers (default: one per core; 0: no Dask)")
@@ -137,7 +139,7 @@ def _train(args: argparse.Namespace) -> int:
     from transformer_theory.pipeline.profiles import load_profile
     from transformer_theory.training.experiments import best_over_seeds, run_experiment
 
-    values = load_profile(args.profile).get(args.experiment, {})
+    values = {**load_profile(args.profile).get(args.experiment, {}), **_pairs(args.parameter, parse_value)}
     results = run_experiment(args.experiment, values, profile=args.profile, store=args.store,
                              scheduler=args.scheduler, n_workers=args.workers,
                              models_per_task=args.models_per_task)
