@@ -278,3 +278,30 @@ def test_one_separation_block_splits_every_shared_token() -> None:
     model = check_model(ds)
     after = Configuration.of([path[model.stages["separation"].stop] for path in model.trace(ds.inputs)])
     assert len(model.stages["separation"]) == 1 and np.all(after.holders() == 1)
+
+
+def test_sweeps_back_off_when_the_leaders_lie_in_the_band(monkeypatch) -> None:
+    """After the collapse the leaders left lie on one line inside the targets' band, so no sweep moves them: the
+    peeling must not sort every position once per leader (2^(k−1) peel moves between failed sweeps)."""
+    from transformer_theory.interpolation.construction import peeling
+
+    calls = {"sweeps": 0, "failed": 0, "peel_moves": 0}
+    sweep, peel_move = peeling._Peeling.sweep, peeling.peel_move
+
+    def counted_sweep(self, u):
+        moved = sweep(self, u)
+        calls["sweeps"] += 1
+        calls["failed"] += moved == 0
+        return moved
+
+    def counted_peel_move(*args, **kwargs):
+        calls["peel_moves"] += 1
+        return peel_move(*args, **kwargs)
+
+    monkeypatch.setattr(peeling._Peeling, "sweep", counted_sweep)
+    monkeypatch.setattr(peeling, "peel_move", counted_peel_move)
+    ds = random_dataset(120, 16, seed=0, n_max=20, m_max=3)
+    model = build(ds)
+    assert float(verify(model, ds).max()) <= tolerance(ds)
+    assert calls["peel_moves"] >= 50  # the regime this guards: many leaders moved one at a time
+    assert calls["failed"] <= 2 * math.log2(calls["peel_moves"] + 1) + 4
