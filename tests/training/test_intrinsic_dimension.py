@@ -46,8 +46,8 @@ def test_run_list_of_the_defaults() -> None:
     ids = [r for r in runs if r.tags["part"] == "intrinsic_dimension"]
     hc = [r for r in runs if r.tags["part"] == "head_count"]
     assert {(r.tags["D"], r.tags["h1"], r.tags["h2"]) for r in ids} == {
-        (D, h1, h2) for D in (2, 3, 4) for h1, h2 in head_configs(D)}
-    assert len(ids) == 18 and len(hc) == 5 and len({r.config.key for r in runs}) == len(runs)
+        (D, h1, h2) for D in (2, 3, 4, 5) for h1, h2 in head_configs(D)}
+    assert len(ids) == 24 and len(hc) == 5 and len({r.config.key for r in runs}) == len(runs)
     for r in ids:
         c, D = r.config, r.tags["D"]
         assert c.target == "pairwise_max" and c.target_args == {"D": D, "d": 4, "seed": 0}
@@ -61,7 +61,7 @@ def test_run_list_of_the_defaults() -> None:
         assert c.model.heads == (h,) and c.model.width == 8 * h and c.model.head_dim == 8 and c.steps == 3000
     # one task per D (the three head configurations are masks of one program), one per head count (E = 8h)
     tasks = plan_tasks([r.config for r in runs])
-    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [6, 6, 6]
+    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [6, 6, 6, 6]
 
 
 @pytest.mark.parametrize("change, message", [

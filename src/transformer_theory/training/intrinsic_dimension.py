@@ -46,7 +46,7 @@ DEFAULTS: dict[str, Any] = {
     **{k: v for k, v in TRAINING_DEFAULTS.items() if k not in ("ffn_width", "train_size")},
     "steps": 16000,
     "seeds": [0, 1],
-    "D_values": [2, 3, 4],
+    "D_values": [2, 3, 4, 5],
     "seq_len": 16,
     "head_dim": 16,
     "embed_dim_per_D": 16,
