@@ -56,10 +56,10 @@ lab: $(STAMP)
 ## store: results/ is only read) and print the recomputed key numbers and best NMSEs against the committed ones,
 ## with the time of each part. ACCEPT=1: then copy them into results/$(PROFILE)/. RESUME=1: keep what an
 ## interrupted reproduction finished (its trainings resume from their checkpoints). NOTEBOOKS="05_tikhonov ...":
-## only these chapters.
+## only these chapters. WORKERS=N: the Dask workers that train the training chapters' runs first (default one per core).
 reproduce: $(STAMP)
 	$(if $(call yes,$(RESUME)),,rm -rf build/reproduce/$(PROFILE))
-	$(PY) -m transformer_theory reproduce --profile $(PROFILE) $(if $(call yes,$(ACCEPT)),--accept) $(NOTEBOOKS)
+	$(PY) -m transformer_theory reproduce --profile $(PROFILE) $(if $(call yes,$(ACCEPT)),--accept) $(if $(WORKERS),--workers $(WORKERS)) $(NOTEBOOKS)
 
 ## copy the last `make reproduce` of $(PROFILE) into results/$(PROFILE)/ without recomputing anything
 accept: $(STAMP)

@@ -76,7 +76,7 @@ def test_reproduce_compares_and_changes_results_only_on_accept(project: Path, cl
     assert f"| {FIT} | y | 3 | 6 | 2 |" in out.stdout  # committed 3, recomputed 2 x = 6, ratio 2
     assert f"| {FIT} | min_loss | missing |" in out.stdout
     assert f"| `{run.stem[:8]}` Tikhonov ε=0.1, 5 epochs: min loss | missing |" in out.stdout
-    assert out.stdout.count(f"| {FIT} | ok | ") == 1 and "of which training (1 tasks, 1 runs" in out.stdout
+    assert out.stdout.count(f"| {FIT} | ok | ") == 1 and "training time of the runs (1 tasks, 1 runs" in out.stdout
     assert "results/smoke/ is unchanged" in out.stdout
     assert (folder / "comparison.md").read_text() in out.stdout
     assert files(project / "results") == before, "results/ may change only on accept"
@@ -125,6 +125,39 @@ def test_bad_arguments_are_refused_before_anything_runs(project: Path, cli) -> N
     out = cli("reproduce", "--profile", "smok")
     assert out.returncode == 2 and "unknown profile 'smok'" in out.stderr
     assert not (project / "build").exists()
+
+
+TRAINING_CHAPTER = "10_intrinsic_dimension"
+TINY = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "val_size": 64, "seeds": [0, 1],
+        "ffn_width_per_D": 4, "embed_dim_per_D": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8, "D_values": [2],
+        "hc_heads": [1], "hc_seq_lens": [8], "hc_head_dim": 4, "hc_ffn_width": 8, "hc_steps": 20,
+        "hc_train_size": 64, "hc_seeds": [0]}
+
+
+def test_the_training_chapters_runs_are_trained_first_on_dask(project: Path, cli) -> None:
+    import yaml
+
+    make_notebook(project / "notebooks" / f"{TRAINING_CHAPTER}.ipynb",
+                  "\n".join(f"{name} = None" for name in TINY),
+                  f"""
+                  from transformer_theory.pipeline.results import record
+                  from transformer_theory.training import experiment, run_experiment
+                  parameters = {{name: globals()[name] for name in {sorted(TINY)!r}}}
+                  results = run_experiment("{TRAINING_CHAPTER}", parameters, n_workers=0)
+                  record("models_per_task", sorted({{rec["task"]["models"] for _, rec in results}}))
+                  """)
+    smoke = project / "params" / "smoke.yaml"
+    smoke.write_text(smoke.read_text() + yaml.safe_dump({TRAINING_CHAPTER: TINY}))
+    assert cli("reproduce", TRAINING_CHAPTER, "--profile", "smoke", "--workers", "-1").returncode == 2
+    folder = project / "build" / "reproduce" / "smoke"
+    assert not (folder / "runs").exists()  # refused before anything trained
+    out = cli("reproduce", TRAINING_CHAPTER, "--profile", "smoke", "--workers", "2")
+    assert out.returncode == 0, out.stderr
+    training = json.loads((folder / "training.json").read_text())
+    assert (training["runs"], training["tasks"], training["workers"]) == (7, 3, 2)  # 6 runs in 2 tasks, 1 head-count
+    results = json.loads((folder / "results" / f"{TRAINING_CHAPTER}.json").read_text())
+    assert results["values"]["models_per_task"] == [1, 3]  # read from the store: the notebook alone would batch 6
+    assert "training up front: 7 runs in 3 tasks on 2 Dask workers" in out.stdout
 
 
 # --- the comparison tables (no execution) --------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from conftest import cli, make_notebook
+from transformer_theory.models import Transformer
 from transformer_theory.training import TrainOptions, best_over_seeds, experiment, plan_tasks, run_experiment
 
 TINY = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "val_size": 64,
@@ -34,6 +35,16 @@ def test_intrinsic_dimension_runs() -> None:
     assert sorted(len(t.runs) for t in tasks) == [9, 9]  # per D: its three head configurations x seeds
 
 
+def test_a_tasks_cost_weighs_its_steps_by_the_size_of_a_step() -> None:
+    runs = [r.config for r in experiment("10_intrinsic_dimension").runs({"D_values": [2, 6], "seeds": [0]})
+            if r.tags["part"] == "intrinsic_dimension"]
+    by_D = {t.runs[0].target_args["D"]: t for t in plan_tasks(runs)}
+    for task in by_D.values():
+        assert task.cost == sum(r.steps * r.batch_size * (r.seq_len + 1) * Transformer(r.model).num_parameters()
+                                for r in task.runs)
+    assert by_D[2].cost / by_D[6].cost < 1 / 5  # same model-steps, E = 32 against 96: started last of the two
+
+
 def test_unknown_names_are_rejected() -> None:
     with pytest.raises(ValueError, match="did you mean 'seq_len'"):
         experiment("10_intrinsic_dimension").runs({"seqlen": 8})
@@ -49,18 +60,24 @@ def test_best_over_seeds() -> None:
                     {"D": 3, "seed_nmse": {0: None}, "nmse": None}]
 
 
-def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) -> None:
+def tiny_chapter(project: Path) -> Path:
+    """Chapter 10 in ``project`` with the :data:`TINY` sizes as its smoke-profile entry; its run store."""
     import yaml
 
-    make_notebook(tiny_project / "notebooks" / "10_intrinsic_dimension.ipynb", "seed = 0", "print(seed)")
-    smoke = tiny_project / "params" / "smoke.yaml"
+    make_notebook(project / "notebooks" / "10_intrinsic_dimension.ipynb", "seed = 0", "print(seed)")
+    smoke = project / "params" / "smoke.yaml"
     smoke.write_text(smoke.read_text() + yaml.safe_dump({"10_intrinsic_dimension": TINY}))
+    return project / "build" / "runs" / "smoke"
+
+
+def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) -> None:
+    store = tiny_chapter(tiny_project)
     out = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("{")]
     assert len(rows) == 4 and all("'D': " in row and "'nmse':" in row for row in rows)
     assert sum("'h1': " in row for row in rows) == 3  # three head configurations, one head-count run
-    records = sorted((tiny_project / "build" / "runs" / "smoke").glob("*.json"))
+    records = sorted(store.glob("*.json"))
     assert len(records) == 2 * 3 + 1
     stamps = [p.stat().st_mtime_ns for p in records]
     again = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
@@ -69,12 +86,7 @@ def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) 
 
 
 def test_train_command_takes_checked_overrides(tiny_project: Path) -> None:
-    import yaml
-
-    make_notebook(tiny_project / "notebooks" / "10_intrinsic_dimension.ipynb", "seed = 0", "print(seed)")
-    smoke = tiny_project / "params" / "smoke.yaml"
-    smoke.write_text(smoke.read_text() + yaml.safe_dump({"10_intrinsic_dimension": TINY}))
-    store = tiny_project / "build" / "runs" / "smoke"
+    store = tiny_chapter(tiny_project)
     bad = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0", "-p", "seqlen", "4")
     assert bad.returncode == 2 and "unknown parameter 'seqlen'" in bad.stderr and "did you mean 'seq_len'" in bad.stderr
     assert not store.exists() or not list(store.glob("*.json"))  # refused before anything trained

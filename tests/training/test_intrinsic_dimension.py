@@ -11,7 +11,7 @@ from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.training import experiment, plan_tasks
 from transformer_theory.training.intrinsic_dimension import (DEFAULTS, EXPERIMENT, MIN_RATIOS, head_configs,
                                                              head_count_table, nmse_table, prediction_table,
-                                                             separation_ratios)
+                                                             ratios_during_training, separation_ratios)
 
 NOTEBOOK = ROOT / "notebooks" / "10_intrinsic_dimension.ipynb"
 
@@ -46,8 +46,8 @@ def test_run_list_of_the_defaults() -> None:
     ids = [r for r in runs if r.tags["part"] == "intrinsic_dimension"]
     hc = [r for r in runs if r.tags["part"] == "head_count"]
     assert {(r.tags["D"], r.tags["h1"], r.tags["h2"]) for r in ids} == {
-        (D, h1, h2) for D in (2, 3, 4, 5) for h1, h2 in head_configs(D)}
-    assert len(ids) == 24 and len(hc) == 5 and len({r.config.key for r in runs}) == len(runs)
+        (D, h1, h2) for D in (2, 3, 4, 5, 6) for h1, h2 in head_configs(D)}
+    assert len(ids) == 30 and len(hc) == 5 and len({r.config.key for r in runs}) == len(runs)
     for r in ids:
         c, D = r.config, r.tags["D"]
         assert c.target == "pairwise_max" and c.target_args == {"D": D, "d": 4, "seed": 0}
@@ -61,7 +61,7 @@ def test_run_list_of_the_defaults() -> None:
         assert c.model.heads == (h,) and c.model.width == 8 * h and c.model.head_dim == 8 and c.steps == 3000
     # one task per D (the three head configurations are masks of one program), one per head count (E = 8h)
     tasks = plan_tasks([r.config for r in runs])
-    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [6, 6, 6, 6]
+    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [6] * 5
 
 
 @pytest.mark.parametrize("change, message", [
@@ -114,6 +114,19 @@ def test_missing_values_give_no_verdict() -> None:
     rows = nmse_table(_results({(5, 5, 5): [1e-3], (5, 4, 5): [4e-3], (5, 5, 4): [2e-3]}), {"D_values": [5]})
     s = separation_ratios(rows)[0]
     assert s["ratio"] == pytest.approx(2.0) and s["bar"] is None and s["met"] is None
+
+
+def test_ratios_during_training_use_the_best_nmse_up_to_each_step() -> None:
+    curves = {(2, 2, 2): [0.5, 0.1, 0.01, 0.02], (2, 1, 2): [0.4, 0.2, 0.1, 0.05], (2, 2, 1): [0.6, 0.3, 0.08, None]}
+    results = [({"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": 16, "seed": 0},
+                {"history": {"step": [25, 50, 75, 100], "val_nmse": v}}) for (D, h1, h2), v in curves.items()]
+    rows = ratios_during_training(results, {"D_values": [2], "steps": 100}, fractions=(0.1, 0.5, 1.0))
+    assert [(r["D"], r["step"]) for r in rows] == [(2, 10), (2, 50), (2, 100)]
+    assert rows[0]["ratio"] is None  # no validation yet
+    assert rows[1]["ratio"] == pytest.approx(0.2 / 0.1)
+    assert rows[2]["ratio"] == pytest.approx(0.05 / 0.01)  # best so far of (2,2) is 0.01, not its last 0.02
+    with pytest.raises(ValueError, match="fractions"):
+        ratios_during_training(results, {"D_values": [2], "steps": 100}, fractions=(0.0,))
 
 
 def test_head_count_table_beside_p1() -> None:

@@ -76,6 +76,8 @@ def _parser() -> argparse.ArgumentParser:
                            help="then copy the recomputed results and runs into results/<profile>/")
     reproduce.add_argument("--no-run", action="store_true",
                            help="run nothing: compare (and accept) the complete notebooks already in the folder")
+    reproduce.add_argument("--workers", type=int, help="local single-threaded Dask workers that train the training "
+                           "chapters' runs first (default: one per core; 0: each notebook trains its own)")
     return parser
 
 
@@ -153,7 +155,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     from transformer_theory.pipeline.results import write_text_atomic
 
     folder = args.output or reproduce_folder(args.profile)
-    parts = reproduce(args.profile, args.notebooks, folder, run=not args.no_run)
+    parts = reproduce(args.profile, args.notebooks, folder, run=not args.no_run, n_workers=args.workers)
     page = comparison_page(args.profile, parts, folder)
     write_text_atomic(f"{folder}/comparison.md", page)
     print("\n" + page)

@@ -3,7 +3,9 @@
 Every notebook (or the ones named) runs under the profile into ``build/reproduce/<profile>/``: executed
 notebooks in ``executed/``, results JSONs in ``results/``, and a fresh run store in ``runs/`` (through
 :data:`~transformer_theory.pipeline.paths.RUNS_ENV`), so the training chapters and the Tikhonov runs train
-again and never read the committed ``results/<profile>/``. A notebook whose results there are complete and
+again and never read the committed ``results/<profile>/``. The runs of the training chapters are trained
+first, all chapters' runs as one sweep on a local Dask cluster (:func:`train_chapters`); their notebooks then
+read them from the store. A notebook whose results there are complete and
 current is not run again: an interrupted reproduction resumes where it stopped (and its trainings from their
 checkpoints). :func:`comparison_page` then sets every recomputed key number of every chapter, and every run's
 best validation NMSE (the Tikhonov runs: each stage's minimal loss), beside the committed value with their
@@ -13,15 +15,17 @@ copies the recomputed files there.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transformer_theory.checks import is_real
+from transformer_theory.checks import is_real, non_negative_int
 from transformer_theory.pipeline.notebooks import list_notebooks, resolve_notebook
 from transformer_theory.pipeline.paths import RUNS_ENV, build_dir, results_dir
 from transformer_theory.pipeline.profiles import load_profile
@@ -33,6 +37,11 @@ from transformer_theory.tables import markdown_table
 MAX_ROWS_PER_VALUE = 6
 #: Run-store entries that are not finished runs.
 _CHECKPOINTS = "checkpoints"
+#: Models batched into one training task of a reproduction (the book's intrinsic-dimension runs were trained so:
+#: the three head configurations of one D and seed).
+MODELS_PER_TASK = 3
+#: The record of a reproduction's up-front training, in its folder.
+TRAINING_RECORD = "training.json"
 
 
 def reproduce_folder(profile: str) -> Path:
@@ -66,21 +75,55 @@ def _complete(spec: RunSpec) -> dict[str, Any] | None:
     return None
 
 
+def train_chapters(profile: str, names: Sequence[str], n_workers: int | None = None) -> dict[str, Any] | None:
+    """Train the runs that the training chapters among ``names`` ask for under ``profile`` and that the run store
+    lacks, as one sweep on a local Dask cluster of ``n_workers`` single-threaded workers (default: one per core;
+    0: in this process), the costliest tasks first. A notebook alone would train what it misses in its own
+    process, one task after another. The store is :func:`~transformer_theory.training.default_store`'s (a
+    reproduction's fresh one through :data:`~transformer_theory.pipeline.paths.RUNS_ENV`). Returns the runs,
+    tasks, workers and wall time, or ``None`` when nothing was missing."""
+    from transformer_theory.training import default_store, plan_tasks, train_runs
+    from transformer_theory.training.experiments import EXPERIMENTS
+
+    entries = load_profile(profile)
+    runs = []
+    for name in names:
+        if name in EXPERIMENTS:
+            chosen = {k: v for k, v in entries.get(name, {}).items() if k in EXPERIMENTS[name].defaults}
+            runs += [r.config for r in EXPERIMENTS[name].runs(chosen)]
+    store = default_store(profile)
+    missing = [run for run in runs if store.get(run) is None]
+    if not missing:
+        return None
+    tasks = plan_tasks(missing, MODELS_PER_TASK)
+    workers = n_workers if n_workers is not None else os.cpu_count() or 1
+    print(f"training {len(missing)} runs ({len(tasks)} tasks) of {', '.join(n for n in names if n in EXPERIMENTS)} "
+          f"on {workers or 'no'} Dask workers ...", flush=True)
+    start = time.perf_counter()
+    train_runs(missing, store, n_workers=n_workers, models_per_task=MODELS_PER_TASK)
+    return {"runs": len(missing), "tasks": len(tasks), "workers": workers,
+            "wall_time_s": round(time.perf_counter() - start, 1),
+            "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+
+
 def notebook_names(notebooks: Sequence[str] | None = None) -> list[str]:
     """The chapters named (checked), or every chapter."""
     return [resolve_notebook(n).stem for n in notebooks] if notebooks else [p.stem for p in list_notebooks()]
 
 
 def reproduce(profile: str, notebooks: Sequence[str] | None = None, folder: str | Path | None = None,
-              run: bool = True) -> list[Part]:
+              run: bool = True, n_workers: int | None = None) -> list[Part]:
     """Run every notebook of ``notebooks`` (default: all) under ``profile`` into ``folder`` (default
     :func:`reproduce_folder`) with the fresh run store ``folder/runs``, printing each one's progress; complete
-    ones are kept. Every notebook and path is checked before the first one runs.
+    ones are kept. Every notebook and path is checked before the first one runs; then the runs of the training
+    chapters to run are trained (:func:`train_chapters` with ``n_workers``; its record in ``folder``).
 
     ``run=False`` runs nothing: the parts are the complete notebooks found in ``folder`` (``ValueError`` if a
     named one is missing, failed or stale there, or if there is none).
     """
     load_profile(profile)
+    if n_workers is not None:
+        non_negative_int("n_workers", n_workers)
     folder = Path(folder) if folder is not None else reproduce_folder(profile)
     specs = [_spec(name, profile, folder) for name in notebook_names(notebooks)]
     if not run:
@@ -99,6 +142,9 @@ def reproduce(profile: str, notebooks: Sequence[str] | None = None, folder: str 
     previous = os.environ.get(RUNS_ENV)
     os.environ[RUNS_ENV] = str((folder / "runs").resolve())
     try:
+        training = train_chapters(profile, [spec.name for spec in specs if _complete(spec) is None], n_workers)
+        if training is not None:
+            write_text_atomic(folder / TRAINING_RECORD, json.dumps(training, indent=1))
         for spec in specs:
             done = _complete(spec)
             if done is not None:
@@ -268,9 +314,14 @@ def comparison_page(profile: str, parts: Sequence[Part], folder: str | Path | No
         key = record.get("task", {}).get("key") or record.get("key")
         tasks[key] = record.get("wall_time_s", 0.0) if _number(record.get("wall_time_s")) else 0.0
     total = sum(p.result.get("wall_time_s", 0.0) for p in parts if _number(p.result.get("wall_time_s")))
+    training = read_results(folder / TRAINING_RECORD)
+    if training:
+        times.append({"part": f"training up front: {training.get('runs')} runs in {training.get('tasks')} tasks on "
+                              f"{training.get('workers')} Dask workers", "status": "ok",
+                      "recomputed (s)": _seconds(training.get("wall_time_s")), "committed (s)": "", "ratio": ""})
     times.append({"part": "**all notebooks**", "status": f"{sum(p.ok for p in parts)} of {len(parts)} ok",
                   "recomputed (s)": _seconds(total), "committed (s)": "", "ratio": ""})
-    times.append({"part": f"of which training ({len(tasks)} tasks, {len(recomputed_runs)} runs; summed over "
+    times.append({"part": f"training time of the runs ({len(tasks)} tasks, {len(recomputed_runs)} runs; summed over "
                           "workers)", "status": "", "recomputed (s)": _seconds(sum(tasks.values())),
                   "committed (s)": "", "ratio": ""})
     unused = sorted(set(committed_runs) - set(recomputed_runs))

@@ -32,7 +32,7 @@ from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experimen
 
 __all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "head_configs", "head_count_runs",
            "head_count_table", "intrinsic_dimension_runs", "nmse_table", "prediction", "prediction_table",
-           "separation_ratios"]
+           "ratios_during_training", "separation_ratios"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): for each D, both configurations
 #: that miss a head reach at least this many times the best validation NMSE of (D, D) (book profile). For
@@ -46,7 +46,7 @@ DEFAULTS: dict[str, Any] = {
     **{k: v for k, v in TRAINING_DEFAULTS.items() if k not in ("ffn_width", "train_size")},
     "steps": 16000,
     "seeds": [0, 1],
-    "D_values": [2, 3, 4, 5],
+    "D_values": [2, 3, 4, 5, 6],
     "seq_len": 16,
     "head_dim": 16,
     "embed_dim_per_D": 16,
@@ -197,6 +197,28 @@ def separation_ratios(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                                          if cells[c]["nmse"] is not None), default=None),
                     "ratio": ratio, "paper_ratio": quotient("paper_nmse"), "bar": bar,
                     "met": None if bar is None or ratio is None else ratio >= bar})
+    return out
+
+
+def ratios_during_training(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+                           parameters: dict[str, Any] | None = None,
+                           fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0)) -> list[dict[str, Any]]:
+    """The :func:`separation_ratios` ratio of each D as it stood at ``fractions`` of the schedule: every run's best
+    validation NMSE up to step ``fraction · steps`` (1.0: the reported ratio). Rows ``D``, ``fraction``, ``step``,
+    ``ratio`` (``None`` where a configuration has no validation NMSE by then)."""
+    steps = EXPERIMENT.parameters(parameters)["steps"]
+    out = []
+    for fraction in fractions:
+        if not 0 < fraction <= 1:
+            raise ValueError(f"fractions must lie in (0, 1], got {fraction!r}")
+        until = fraction * steps
+        cut = []
+        for tags, record in _part(results, "intrinsic_dimension"):
+            h = record["history"]
+            seen = [v for step, v in zip(h["step"], h["val_nmse"]) if step <= until and v is not None]
+            cut.append((tags, {**record, "best_nmse": min(seen) if seen else None}))
+        out += [{"D": s["D"], "fraction": fraction, "step": int(until), "ratio": s["ratio"]}
+                for s in separation_ratios(nmse_table(cut, parameters))]
     return out
 
 

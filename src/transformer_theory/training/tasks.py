@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from transformer_theory.checks import is_integer, one_of, positive_int
+from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
 
 DEVICES = ("cpu", "cuda")
@@ -72,8 +73,16 @@ class Task:
 
     @property
     def cost(self) -> int:
-        """Model-steps, a proxy for the run time (longest tasks are started first)."""
-        return sum(r.steps for r in self.runs)
+        """A proxy for the run time, by which the longest tasks are started first: per run, steps × samples ×
+        tokens × parameters (the multiply-adds of a step grow with the last three)."""
+        return sum(r.steps * step_size(r) for r in self.runs)
+
+
+def step_size(run: RunConfig) -> int:
+    """Samples × tokens (CLS included) × parameters of one training step of ``run``."""
+    with torch.device("meta"):  # shapes only: nothing is allocated or initialised
+        parameters = Transformer(run.model).num_parameters()
+    return run.batch_size * (run.seq_len + 1) * parameters
 
 
 def plan_tasks(runs: Sequence[RunConfig], models_per_task: int | None = None) -> list[Task]:
