@@ -99,6 +99,16 @@ def test_train_command_takes_checked_overrides(tiny_project: Path) -> None:
     assert len(list(store.glob("*.json"))) == 3 + 1 and seeds == [0, 1]  # three seed-1 runs and the seed-0 one
 
 
+def test_train_command_checks_the_device_before_training(tiny_project: Path) -> None:
+    store = tiny_chapter(tiny_project)
+    bad = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0", "--device", "tpu")
+    assert bad.returncode == 2 and "device" in bad.stderr and "tpu" in bad.stderr
+    if not torch.cuda.is_available():
+        bad = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0", "--device", "cuda")
+        assert bad.returncode == 2 and "CUDA is not available" in bad.stderr
+    assert not store.exists() or not list(store.glob("*.json"))
+
+
 def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="n_workers"):
         run_experiment("10_intrinsic_dimension", TINY, store=tmp_path, n_workers=-1)

@@ -66,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--workers", type=int, help="local single-threaded workers (default: one per core; 0: no Dask)")
     train.add_argument("--models-per-task", type=int, help="at most this many models batched into one task (default: "
                        "every run of a batch signature; smaller tasks spread over more workers)")
+    train.add_argument("--device", default="cpu", help="cpu (default) or cuda (an error if CUDA is not available)")
+    train.add_argument("--compile", action="store_true", help="torch.compile the loss (rounding differs slightly)")
 
     reproduce = sub.add_parser("reproduce", help="recompute a profile's results into build/reproduce/<profile>/ "
                                "and compare them with the committed results/<profile>/")
@@ -139,12 +141,14 @@ def _report(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from transformer_theory.pipeline.profiles import load_profile
+    from transformer_theory.training import TrainOptions
     from transformer_theory.training.experiments import best_over_seeds, run_experiment
 
+    options = TrainOptions(device=args.device, compile=args.compile)
     values = {**load_profile(args.profile).get(args.experiment, {}), **_pairs(args.parameter, parse_value)}
     results = run_experiment(args.experiment, values, profile=args.profile, store=args.store,
                              scheduler=args.scheduler, n_workers=args.workers,
-                             models_per_task=args.models_per_task)
+                             models_per_task=args.models_per_task, options=options)
     for row in best_over_seeds(results):
         print({k: v for k, v in row.items() if k != "seed_nmse"})
     return 0
