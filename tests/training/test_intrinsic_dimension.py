@@ -3,6 +3,7 @@ calculator's predictions, the tables beside the papers' numbers and the criterio
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
@@ -11,7 +12,9 @@ from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.training import experiment, plan_tasks
 from transformer_theory.training.intrinsic_dimension import (DEFAULTS, EXPERIMENT, MIN_RATIOS, head_configs,
                                                              head_count_table, nmse_table, prediction_table,
-                                                             ratios_during_training, separation_ratios)
+                                                             ratios_during_training, retrieval_agreement,
+                                                             retrieval_summary, retrieval_table,
+                                                             model_retrieval_agreement, separation_ratios)
 
 NOTEBOOK = ROOT / "notebooks" / "10_intrinsic_dimension.ipynb"
 
@@ -127,6 +130,64 @@ def test_ratios_during_training_use_the_best_nmse_up_to_each_step() -> None:
     assert rows[2]["ratio"] == pytest.approx(0.05 / 0.01)  # best so far of (2,2) is 0.01, not its last 0.02
     with pytest.raises(ValueError, match="fractions"):
         ratios_during_training(results, {"D_values": [2], "steps": 100}, fractions=(0.0,))
+
+
+def _one_hot(index: np.ndarray, size: int) -> np.ndarray:
+    return np.eye(size)[index]
+
+
+def test_retrieval_agreement_finds_the_planted_mechanism() -> None:
+    """Layer-1 head 0 attends to argmax_t x(s)ᵀA_0 x(t), head 1 to argmax_s (the other orientation) of term 1;
+    the CLS heads attend to the outer maximisers of term 1 and term 0: every planted retrieval scores 1."""
+    rng = np.random.default_rng(0)
+    B, T, D = 200, 12, 2
+    X, A = rng.normal(size=(B, T, 4)), rng.normal(size=(D, 4, 4)) / 2
+    S = np.einsum("bsd,ide,bte->bist", X, A, X)
+    layer1 = np.full((B, 2, T + 1, T + 1), 1e-3)
+    layer1[:, 0, :T, :T] += _one_hot(S[:, 0].argmax(-1), T)
+    layer1[:, 1, :T, :T] += _one_hot(S[:, 1].transpose(0, 2, 1).argmax(-1), T)
+    layer1[:, :, :, T] = 5.0  # attention to CLS is not a retrieval: ignored
+    layer2 = np.zeros((B, 2, T + 1))
+    layer2[:, 0, :T] = _one_hot(S[:, 1].transpose(0, 2, 1).max(-1).argmax(-1), T)
+    layer2[:, 1, :T] = _one_hot(S[:, 0].max(-1).argmax(-1), T)
+    rows = {(r["layer"], r["head"], r["term"], r["orientation"]): r["agreement"]
+            for r in retrieval_agreement(layer1, layer2, A, X)}
+    assert rows[1, 0, 0, "A"] == rows[1, 1, 1, "A^T"] == rows[2, 0, 1, "A^T"] == rows[2, 1, 0, "A"] == 1.0
+    assert rows[1, 0, 1, "A"] < 0.5 and rows[2, 1, 1, "A"] < 0.5  # another term's tokens are other tokens
+    summary = retrieval_summary(list(retrieval_agreement(layer1, layer2, A, X)))
+    assert summary == {"layer1": [1.0, 1.0], "layer2": [1.0, 1.0], "learned": 2}
+    layer2[:, 0] = 1.0 / (T + 1)  # layer 2 loses term 1's retrieval (argmax of a uniform row: token 0)
+    summary = retrieval_summary(retrieval_agreement(layer1, layer2, A, X))
+    assert summary["learned"] == 1 and summary["layer2"][1] < 0.5
+    with pytest.raises(ValueError, match="do not match"):
+        retrieval_agreement(layer1[:, :, :T, :T], layer2, A, X)
+
+
+def test_model_retrieval_agreement_reads_the_models_attention() -> None:
+    run = next(r.config for r in EXPERIMENT.runs({"D_values": [2], "seeds": [0], "seq_len": 8})
+               if r.tags["part"] == "intrinsic_dimension")
+    from transformer_theory.training import init_model
+
+    X = np.random.default_rng(1).normal(size=(64, 8, 4))
+    rows = model_retrieval_agreement(init_model(run.model, 0), run.tree().params["A"], X)
+    assert len(rows) == (2 + 2) * 2 * 2 and all(0 <= r["agreement"] <= 1 for r in rows)  # (h1 + h2) x terms x 2
+
+
+def test_retrieval_table_reads_the_full_head_models_that_kept_their_weights(tmp_path) -> None:
+    from transformer_theory.training import RunStore, TrainOptions, run_experiment
+
+    tiny = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "val_size": 64, "seeds": [0, 1],
+            "ffn_width_per_D": 4, "embed_dim_per_D": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8,
+            "D_values": [2], "hc_heads": [1], "hc_steps": 20, "hc_train_size": 64}
+    store = RunStore(tmp_path)
+    run_experiment("10_intrinsic_dimension", tiny, store=store, n_workers=0, options=TrainOptions(progress=False))
+    rows = retrieval_table(tiny, store, n_samples=128)
+    assert [(r["D"], r["seed"]) for r in rows] == [(2, 0), (2, 1)]  # the (2, 2) runs only
+    for r in rows:
+        assert 0 <= r["learned"] <= 2 and all(len(r[k]) == 2 for k in ("layer1", "layer2", "init_layer1", "init_layer2"))
+    full = next(r.config for r in EXPERIMENT.runs(tiny) if r.tags.get("h1") == 2 == r.tags.get("h2") and r.tags["seed"] == 1)
+    store.weights_path(full.key).unlink()
+    assert [r["seed"] for r in retrieval_table(tiny, store, n_samples=128)] == [0]
 
 
 def test_head_count_table_beside_p1() -> None:

@@ -21,23 +21,35 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import torch
+
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE, P1_SINGLE_LAYER_NMSE
 from transformer_theory.checks import positive_int, seed_value
 from transformer_theory.infoflow.trees import Tree
+from transformer_theory.models.transformer import Transformer
+from transformer_theory.training.ensemble import init_model
+from transformer_theory.training.store import RunStore, trained_model
 from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
                                                     experiment_run, infoflow_model, int_list)
 
 __all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "head_configs", "head_count_runs",
            "head_count_table", "intrinsic_dimension_runs", "nmse_table", "prediction", "prediction_table",
-           "ratios_during_training", "separation_ratios"]
+           "RETRIEVAL_THRESHOLD", "model_retrieval_agreement", "ratios_during_training", "retrieval_agreement",
+           "retrieval_summary", "retrieval_table", "separation_ratios"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): for each D, both configurations
 #: that miss a head reach at least this many times the best validation NMSE of (D, D) (book profile). For
 #: D = 5 and 6 nothing is required: the ratio reached is reported.
 MIN_RATIOS: dict[int, float] = {2: 10.0, 3: 10.0, 4: 3.0}
+
+#: A head "does" a retrieval of InfoFlow's mechanism when its most-attended token is the mechanism's token for at
+#: least this fraction of queries (:func:`retrieval_summary`). Set after one exploratory D = 2 model (8000 steps,
+#: not a book run), before the book-profile models were examined.
+RETRIEVAL_THRESHOLD = 0.8
 
 #: The chapter's parameters (the book profile's sizes; ``params/*.yaml`` holds the others): the
 #: intrinsic-dimension runs, then the head-count runs (prefix ``hc_``).
@@ -220,6 +232,75 @@ def ratios_during_training(results: Sequence[tuple[dict[str, Any], dict[str, Any
         out += [{"D": s["D"], "fraction": fraction, "step": int(until), "ratio": s["ratio"]}
                 for s in separation_ratios(nmse_table(cut, parameters))]
     return out
+
+
+def retrieval_agreement(layer1: np.ndarray, layer2: np.ndarray, A: np.ndarray, X: np.ndarray) -> list[dict[str, Any]]:
+    """How often each head attends most to the token that InfoFlow's mechanism retrieves (§4.1, the account of
+    chapter 06): for term i, in layer 1 every token s finds ``argmax_t x(s)ᵀA_i x(t)`` (orientation ``"A"``; or
+    every token t finds ``argmax_s``, orientation ``"A^T"``), in layer 2 the CLS token finds the token whose inner
+    maximum is largest (``argmax_s max_t x(s)ᵀA_i x(t)``, or ``argmax_t max_s`` for ``"A^T"``).
+
+    ``layer1``: the first layer's attention weights (B, h, S, S) and ``layer2`` the CLS row of the second (B, h, S),
+    with S = T + 1 (the CLS token last; it is left out as a query and as a key); ``A`` (D, d, d), ``X`` (B, T, d).
+    One row per (layer, head, term, orientation) with ``agreement``, the fraction of queries whose most-attended
+    token is the mechanism's."""
+    B, T, _ = X.shape
+    if layer1.shape[0] != B or layer1.shape[-1] != T + 1 or layer2.shape[0] != B or layer2.shape[-1] != T + 1:
+        raise ValueError(f"attention shapes {layer1.shape}, {layer2.shape} do not match {B} inputs of {T} tokens "
+                         "plus CLS")
+    scores = np.einsum("bsd,ide,bte->bist", X, A, X)  # x(s)ᵀ A_i x(t)
+    attended1 = layer1[:, :, :T, :T].argmax(-1)  # (B, h, T): each token's most-attended token
+    attended2 = layer2[:, :, :T].argmax(-1)  # (B, h)
+    rows = []
+    for i in range(len(A)):
+        for orientation, S in (("A", scores[:, i]), ("A^T", scores[:, i].transpose(0, 2, 1))):
+            partner, outer = S.argmax(-1), S.max(-1).argmax(-1)  # (B, T), (B,)
+            for head in range(attended1.shape[1]):
+                rows.append({"layer": 1, "head": head, "term": i, "orientation": orientation,
+                             "agreement": float(np.mean(attended1[:, head] == partner))})
+            for head in range(attended2.shape[1]):
+                rows.append({"layer": 2, "head": head, "term": i, "orientation": orientation,
+                             "agreement": float(np.mean(attended2[:, head] == outer))})
+    return rows
+
+
+def model_retrieval_agreement(model: Transformer, A: np.ndarray, X: np.ndarray) -> list[dict[str, Any]]:
+    """:func:`retrieval_agreement` of a trained two-layer model (CLS-only last layer) on inputs ``X``."""
+    with torch.no_grad():
+        trace = model.eval().trace(torch.from_numpy(X).to(next(model.parameters()).dtype))
+    return retrieval_agreement(trace.attention[0].double().numpy(), trace.attention[1][..., 0, :].double().numpy(),
+                               A, X)
+
+
+def retrieval_summary(rows: Sequence[dict[str, Any]], threshold: float = RETRIEVAL_THRESHOLD) -> dict[str, Any]:
+    """Per term, the best agreement of any head in each layer (over both orientations), and ``learned``: the
+    number of terms whose best head reaches ``threshold`` in both layers (one head cannot reach it for two
+    terms whose tokens differ)."""
+    terms = sorted({r["term"] for r in rows})
+    best = {(layer, i): max(r["agreement"] for r in rows if r["layer"] == layer and r["term"] == i)
+            for layer in (1, 2) for i in terms}
+    return {"layer1": [best[1, i] for i in terms], "layer2": [best[2, i] for i in terms],
+            "learned": sum(best[1, i] >= threshold and best[2, i] >= threshold for i in terms)}
+
+
+def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_samples: int = 1024,
+                    seed: int = 0) -> list[dict[str, Any]]:
+    """For every full-head (D, D) run of ``parameters`` whose weights ``store`` keeps: :func:`retrieval_summary`
+    of the trained model and of the same model at its initialisation, on ``n_samples`` fresh inputs drawn with
+    ``seed``. Rows ``D``, ``seed``, ``learned``, ``layer1``, ``layer2``, ``init_layer1``, ``init_layer2``."""
+    rows = []
+    for run in intrinsic_dimension_runs(EXPERIMENT.parameters(parameters)):
+        t, config = run.tags, run.config
+        if (t["h1"], t["h2"]) != (t["D"], t["D"]) or store.weights(config) is None:
+            continue
+        tree = config.tree()
+        X = tree.sample_inputs(positive_int("n_samples", n_samples), config.seq_len, seed_value(seed))
+        A = tree.params["A"]
+        trained = retrieval_summary(model_retrieval_agreement(trained_model(config, store), A, X))
+        initial = retrieval_summary(model_retrieval_agreement(init_model(config.model, config.seed), A, X))
+        rows.append({"D": t["D"], "seed": t["seed"], **trained,
+                     "init_layer1": initial["layer1"], "init_layer2": initial["layer2"]})
+    return rows
 
 
 def head_count_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
