@@ -24,10 +24,9 @@ from dataclasses import replace
 
 import torch
 
-from transformer_theory.pipeline.profiles import load_profile
-from transformer_theory.pipeline.reproduce import MODELS_PER_TASK
+from transformer_theory.pipeline.reproduce import MODELS_PER_TASK, chapter_runs
 from transformer_theory.tables import markdown_table
-from transformer_theory.training import Task, TrainOptions, plan_tasks, train_task
+from transformer_theory.training import Task, TrainOptions, experiment, plan_tasks, train_task
 from transformer_theory.training.experiments import EXPERIMENTS
 
 
@@ -68,13 +67,11 @@ def main() -> None:
     if not 1 <= args.short < args.long:
         parser.error("need 1 <= --short < --long")
     torch.set_num_threads(1)
-    entries = load_profile(args.profile)
     rows, seconds = [], []
     start = time.perf_counter()
     for name in args.chapters:
-        experiment = EXPERIMENTS[name]
-        chosen = {k: v for k, v in entries.get(name, {}).items() if k in experiment.defaults}
-        for task in plan_tasks([r.config for r in experiment.runs(chosen)], MODELS_PER_TASK):
+        experiment(name)  # an unknown name is an error, not an empty chapter
+        for task in plan_tasks(chapter_runs(args.profile, [name]), MODELS_PER_TASK):
             e = estimate(task, args.short, args.long)
             run = task.runs[0]
             seconds.append(e["seconds"])

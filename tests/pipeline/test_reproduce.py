@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import make_notebook
+from conftest import TINY_INTRINSIC as TINY, make_notebook
 from transformer_theory.pipeline.cli import main
 from transformer_theory.pipeline.reproduce import (MAX_ROWS_PER_VALUE, Part, accept, ratio, reproduce_folder,
                                                    run_rows, value_rows)
@@ -128,10 +128,6 @@ def test_bad_arguments_are_refused_before_anything_runs(project: Path, cli) -> N
 
 
 TRAINING_CHAPTER = "10_intrinsic_dimension"
-TINY = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "val_size": 64, "seeds": [0, 1],
-        "ffn_width_per_D": 4, "embed_dim_per_D": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8, "D_values": [2],
-        "hc_heads": [1], "hc_seq_lens": [8], "hc_head_dim": 4, "hc_ffn_width": 8, "hc_steps": 20,
-        "hc_train_size": 64, "hc_seeds": [0]}
 
 
 def test_the_training_chapters_runs_are_trained_first_on_dask(project: Path, cli) -> None:

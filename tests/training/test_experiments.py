@@ -10,14 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import cli, make_notebook
+from conftest import TINY_INTRINSIC as TINY, cli, make_notebook
 from transformer_theory.models import Transformer
 from transformer_theory.training import TrainOptions, best_over_seeds, experiment, plan_tasks, run_experiment
 
-TINY = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "val_size": 64,
-        "seeds": [0, 1], "ffn_width_per_D": 4, "embed_dim_per_D": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8,
-        "D_values": [2], "hc_heads": [1], "hc_seq_lens": [8], "hc_head_dim": 4, "hc_ffn_width": 8, "hc_steps": 20,
-        "hc_train_size": 64, "hc_seeds": [0]}
 
 
 def test_intrinsic_dimension_runs() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, TINY_INTRINSIC as TINY
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE, P1_SINGLE_LAYER_NMSE
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.training import experiment, plan_tasks
@@ -176,18 +176,17 @@ def test_model_retrieval_agreement_reads_the_models_attention() -> None:
 def test_retrieval_table_reads_the_full_head_models_that_kept_their_weights(tmp_path) -> None:
     from transformer_theory.training import RunStore, TrainOptions, run_experiment
 
-    tiny = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, "val_size": 64, "seeds": [0, 1],
-            "ffn_width_per_D": 4, "embed_dim_per_D": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8,
-            "D_values": [2], "hc_heads": [1], "hc_steps": 20, "hc_train_size": 64}
     store = RunStore(tmp_path)
-    run_experiment("10_intrinsic_dimension", tiny, store=store, n_workers=0, options=TrainOptions(progress=False))
-    rows = retrieval_table(tiny, store, n_samples=128)
+    run_experiment("10_intrinsic_dimension", TINY, store=store, n_workers=0, options=TrainOptions(progress=False))
+    rows = retrieval_table(TINY, store, n_samples=128)
     assert [(r["D"], r["seed"]) for r in rows] == [(2, 0), (2, 1)]  # the (2, 2) runs only
     for r in rows:
-        assert 0 <= r["learned"] <= 2 and all(len(r[k]) == 2 for k in ("layer1", "layer2", "init_layer1", "init_layer2"))
-    full = next(r.config for r in EXPERIMENT.runs(tiny) if r.tags.get("h1") == 2 == r.tags.get("h2") and r.tags["seed"] == 1)
+        assert 0 <= r["learned"] <= 2
+        assert all(len(r[k]) == 2 for k in ("layer1", "layer2", "init_layer1", "init_layer2"))
+    full = next(r.config for r in EXPERIMENT.runs(TINY)
+                if r.tags.get("h1") == 2 == r.tags.get("h2") and r.tags["seed"] == 1)
     store.weights_path(full.key).unlink()
-    assert [r["seed"] for r in retrieval_table(tiny, store, n_samples=128)] == [0]
+    assert [r["seed"] for r in retrieval_table(TINY, store, n_samples=128)] == [0]
 
 
 def test_head_count_table_beside_p1() -> None:

@@ -75,6 +75,16 @@ def _complete(spec: RunSpec) -> dict[str, Any] | None:
     return None
 
 
+def chapter_runs(profile: str, names: Sequence[str]) -> list[Any]:
+    """The runs (:class:`~transformer_theory.training.RunConfig`) that the training chapters among ``names`` ask
+    for under ``profile``: each experiment's runs for the profile's entry of its chapter, as the notebook and the
+    ``train`` command get them."""
+    from transformer_theory.training.experiments import EXPERIMENTS
+
+    entries = load_profile(profile)
+    return [r.config for name in names if name in EXPERIMENTS for r in EXPERIMENTS[name].runs(entries.get(name, {}))]
+
+
 def train_chapters(profile: str, names: Sequence[str], n_workers: int | None = None) -> dict[str, Any] | None:
     """Train the runs that the training chapters among ``names`` ask for under ``profile`` and that the run store
     lacks, as one sweep on a local Dask cluster of ``n_workers`` single-threaded workers (default: one per core;
@@ -85,14 +95,8 @@ def train_chapters(profile: str, names: Sequence[str], n_workers: int | None = N
     from transformer_theory.training import default_store, plan_tasks, train_runs
     from transformer_theory.training.experiments import EXPERIMENTS
 
-    entries = load_profile(profile)
-    runs = []
-    for name in names:
-        if name in EXPERIMENTS:
-            chosen = {k: v for k, v in entries.get(name, {}).items() if k in EXPERIMENTS[name].defaults}
-            runs += [r.config for r in EXPERIMENTS[name].runs(chosen)]
     store = default_store(profile)
-    missing = [run for run in runs if store.get(run) is None]
+    missing = [run for run in chapter_runs(profile, names) if store.get(run) is None]
     if not missing:
         return None
     tasks = plan_tasks(missing, MODELS_PER_TASK)
