@@ -1,4 +1,5 @@
-"""Chapter 10's figures: the NMSE heat maps (ours beside InfoFlow §4.1), validation curves, the head count."""
+"""Chapter 10's figures: the NMSE heat maps (ours beside InfoFlow §4.1), validation curves, NMSE against T, the
+head count."""
 
 import matplotlib
 
@@ -8,8 +9,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from transformer_theory.plotting.intrinsic_dimension import (plot_head_count, plot_nmse_heatmaps,  # noqa: E402
-                                                             plot_validation_curves)
+from transformer_theory.plotting.intrinsic_dimension import (plot_head_count, plot_nmse_against_length,  # noqa: E402
+                                                             plot_nmse_heatmaps, plot_validation_curves)
 
 ROWS = [{"D": D, "config": c, "nmse": v, "paper_nmse": p, "predicted_efficient": c == "(D,D)"}
         for D, vals in ((2, (1e-3, 2e-2, 3e-2)), (3, (1e-2, 2e-2, None)))
@@ -55,3 +56,17 @@ def test_head_count_lines_and_reference() -> None:
     assert list(fig.axes[0].get_lines()[1].get_xdata()) == [1, 2, 3, 4]
     assert fig.axes[0].get_yscale() == "log"
     plt.close(fig)
+
+
+def test_nmse_against_length_one_line_per_configuration() -> None:
+    rows = [{"T": T, "D": 2, "nmse": {"(D,D)": 1e-3 * T, "(D-1,D)": 1e-2 * T, "(D,D-1)": None if T == 8 else 2e-2}}
+            for T in (32, 8, 16)]
+    fig = plot_nmse_against_length(rows)
+    ax = fig.axes[0]
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["(D,D)", "(D-1,D)", "(D,D-1)"]
+    assert list(lines[0].get_xdata()) == [8, 16, 32] and list(lines[2].get_xdata()) == [16, 32]
+    assert ax.get_xscale() == ax.get_yscale() == "log" and ax.get_title() == "D = 2"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="measured"):
+        plot_nmse_against_length([{**r, "nmse": dict.fromkeys(r["nmse"])} for r in rows])

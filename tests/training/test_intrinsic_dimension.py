@@ -14,7 +14,8 @@ from transformer_theory.training.intrinsic_dimension import (DEFAULTS, EXPERIMEN
                                                              head_count_table, nmse_table, prediction_table,
                                                              ratios_during_training, retrieval_agreement,
                                                              retrieval_summary, retrieval_table,
-                                                             model_retrieval_agreement, separation_ratios)
+                                                             model_retrieval_agreement, ratio_rises_with_length,
+                                                             separation_ratios, sequence_length_table)
 
 NOTEBOOK = ROOT / "notebooks" / "10_intrinsic_dimension.ipynb"
 
@@ -48,9 +49,15 @@ def test_run_list_of_the_defaults() -> None:
     runs = EXPERIMENT.runs()
     ids = [r for r in runs if r.tags["part"] == "intrinsic_dimension"]
     hc = [r for r in runs if r.tags["part"] == "head_count"]
+    sl = [r for r in runs if r.tags["part"] == "sequence_length"]
     assert {(r.tags["D"], r.tags["h1"], r.tags["h2"]) for r in ids} == {
         (D, h1, h2) for D in (2, 3, 4, 5, 6) for h1, h2 in head_configs(D)}
-    assert len(ids) == 30 and len(hc) == 5 and len({r.config.key for r in runs}) == len(runs)
+    assert len(ids) == 30 and len(hc) == 5 and len(sl) == 18
+    # the sequence-length runs at T = 16 are the D = 2 runs of the main part: trained once
+    assert {r.config.key for r in sl if r.tags["T"] == 16} == {r.config.key for r in ids if r.tags["D"] == 2}
+    assert len({r.config.key for r in runs}) == len(runs) - 6
+    assert {(r.tags["D"], r.tags["T"], r.config.seq_len, r.config.model.width) for r in sl} == {
+        (2, T, T, 32) for T in (8, 16, 32)}
     for r in ids:
         c, D = r.config, r.tags["D"]
         assert c.target == "pairwise_max" and c.target_args == {"D": D, "d": 4, "seed": 0}
@@ -64,7 +71,7 @@ def test_run_list_of_the_defaults() -> None:
         assert c.model.heads == (h,) and c.model.width == 8 * h and c.model.head_dim == 8 and c.steps == 3000
     # one task per D (the three head configurations are masks of one program), one per head count (E = 8h)
     tasks = plan_tasks([r.config for r in runs])
-    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [6] * 5
+    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [6] * 7
 
 
 @pytest.mark.parametrize("change, message", [
@@ -76,6 +83,9 @@ def test_run_list_of_the_defaults() -> None:
     ({"seq_len": 0}, "seq_len"),
     ({"hc_train_size": 1.5}, "hc_train_size"),
     ({"Dvalues": [2]}, "did you mean 'D_values'"),
+    ({"sl_D": 1}, "sl_D"),
+    ({"sl_seq_lens": []}, "sl_seq_lens"),
+    ({"sl_seq_lens": [8, 0]}, "sl_seq_lens"),
 ])
 def test_bad_parameters_are_rejected(change, message) -> None:
     with pytest.raises(ValueError, match=message):
@@ -117,6 +127,24 @@ def test_missing_values_give_no_verdict() -> None:
     rows = nmse_table(_results({(5, 5, 5): [1e-3], (5, 4, 5): [4e-3], (5, 5, 4): [2e-3]}), {"D_values": [5]})
     s = separation_ratios(rows)[0]
     assert s["ratio"] == pytest.approx(2.0) and s["bar"] is None and s["met"] is None
+
+
+def test_sequence_length_table_and_its_criterion() -> None:
+    nmse = {8: (1e-3, 2e-3, 3e-3), 16: (1e-3, 4e-3, 5e-3), 32: (2e-3, 4e-3, 8e-3)}
+    results = [({"part": "sequence_length", "D": 2, "h1": h1, "h2": h2, "T": T, "seed": 0}, {"best_nmse": v})
+               for T, values in nmse.items() for (h1, h2), v in zip(head_configs(2), values)]
+    results.append(({"part": "intrinsic_dimension", "D": 2, "h1": 2, "h2": 2, "T": 8, "seed": 0}, {"best_nmse": 1.0}))
+    rows = sequence_length_table(results)
+    assert [r["T"] for r in rows] == [8, 16, 32] and all(r["D"] == 2 and r["E"] == 32 for r in rows)
+    assert [r["ratio"] for r in rows] == pytest.approx([2.0, 4.0, 2.0])  # the other part's runs are not read
+    assert rows[0]["nmse"] == {"(D,D)": 1e-3, "(D-1,D)": 2e-3, "(D,D-1)": 3e-3}
+    # the calculator's exponents: 1 with every head, aggregation's max(2, Td/E - 1) with one missing
+    assert [r["exponents"] for r in rows] == [{"(D,D)": 1.0, "(D-1,D)": k, "(D,D-1)": k} for k in (2.0, 2.0, 3.0)]
+    assert ratio_rises_with_length(rows) == {"8->16": True, "16->32": False}
+    before = sequence_length_table([], {"sl_seq_lens": [64, 16]})
+    assert [r["T"] for r in before] == [16, 64] and all(r["ratio"] is None for r in before)
+    assert before[1]["exponents"]["(D-1,D)"] == 7.0
+    assert ratio_rises_with_length(before) == {"16->64": None}
 
 
 def test_ratios_during_training_use_the_best_nmse_up_to_each_step() -> None:

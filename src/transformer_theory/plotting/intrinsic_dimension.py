@@ -1,5 +1,6 @@
 """Figures of chapter 10: the intrinsic-dimension table as heat maps (InfoFlow §4.1, ours beside the paper's),
-validation curves of the trained models, and the single-layer head count (P1 Table 2 beside ours).
+validation curves of the trained models, the NMSE of one D against the sequence length, and the single-layer
+head count (P1 Table 2 beside ours).
 
 Each function takes the rows of :mod:`transformer_theory.training.intrinsic_dimension` (or run histories)
 and returns a Figure.
@@ -16,7 +17,7 @@ from matplotlib.patches import Rectangle
 
 from transformer_theory.plotting.style import MARKERS, PALETTE
 
-__all__ = ["plot_nmse_heatmaps", "plot_validation_curves", "plot_head_count"]
+__all__ = ["plot_nmse_heatmaps", "plot_validation_curves", "plot_nmse_against_length", "plot_head_count"]
 
 COLUMNS = ("(D,D)", "(D-1,D)", "(D,D-1)")
 
@@ -83,6 +84,29 @@ def plot_validation_curves(curves: Sequence[Mapping[str, Any]], title: str | Non
     ax.set_ylabel("validation NMSE")
     if title:
         ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_nmse_against_length(rows: Sequence[Mapping[str, Any]]) -> plt.Figure:
+    """Best validation NMSE against T (log-log), one line per head configuration: the rows of
+    :func:`~transformer_theory.training.intrinsic_dimension.sequence_length_table` (``T``, ``D``, ``nmse`` keyed by
+    configuration name; ``None`` values skipped)."""
+    points = {c: [(r["T"], r["nmse"][c]) for r in sorted(rows, key=lambda r: r["T"]) if r["nmse"].get(c) is not None]
+              for c in COLUMNS}
+    if not any(points.values()):
+        raise ValueError("rows must hold at least one measured NMSE")
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    for k, (config, pts) in enumerate(points.items()):
+        if pts:
+            ax.loglog(*zip(*pts), color=PALETTE[k], marker=MARKERS[k], label=config)
+    Ts = sorted({r["T"] for r in rows})
+    ax.set_xticks(Ts, [str(T) for T in Ts])
+    ax.minorticks_off()
+    ax.set_xlabel("sequence length T")
+    ax.set_ylabel("best validation NMSE")
+    ax.set_title(f"D = {rows[0]['D']}")
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

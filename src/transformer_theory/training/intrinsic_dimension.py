@@ -9,10 +9,13 @@
 * **Head count, one layer** (the predecessor P1, Table 2; InfoFlow recovers its bound): ``Σ_{i≤4} max_t
   a_iᵀ x(t)`` (:func:`~transformer_theory.infoflow.targets.max_retrieval`, D = 4), one layer with h heads of
   dimension ``hc_head_dim`` (E = ``hc_head_dim`` · h), at a few sequence lengths. Predicted efficient iff h ≥ D.
+* **Sequence length** (this book's own test): the §4.1 configurations of one D (``sl_D``) at several T
+  (``sl_seq_lens``), to see whether the gap between (D, D) and a missing head grows with T, as the calculator's
+  aggregation exponent ``max(2, Td/E − 1)`` says it should (InfoFlow trains at T = 64, the book profile at 16).
 
 Both use the InfoFlow/P1 model of :func:`~transformer_theory.training.experiment.infoflow_model`; the
 parameters below are the chapter's ``parameters`` cell (the profiles override them). The tables a chapter shows
-are :func:`nmse_table` and :func:`head_count_table`, with the papers' numbers
+are :func:`nmse_table`, :func:`sequence_length_table` and :func:`head_count_table`, with the papers' numbers
 (:mod:`transformer_theory.infoflow.reference`) and InfoFlow's prediction for each row.
 """
 
@@ -38,8 +41,9 @@ from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experimen
 
 __all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "head_configs", "head_count_runs",
            "head_count_table", "intrinsic_dimension_runs", "nmse_table", "prediction", "prediction_table",
-           "RETRIEVAL_THRESHOLD", "model_retrieval_agreement", "ratios_during_training", "retrieval_agreement",
-           "retrieval_summary", "retrieval_table", "separation_ratios"]
+           "RETRIEVAL_THRESHOLD", "model_retrieval_agreement", "ratio_rises_with_length", "ratios_during_training",
+           "retrieval_agreement", "retrieval_summary", "retrieval_table", "separation_ratios", "sequence_length_runs",
+           "sequence_length_table"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): for each D, both configurations
 #: that miss a head reach at least this many times the best validation NMSE of (D, D) (book profile). For
@@ -52,7 +56,8 @@ MIN_RATIOS: dict[int, float] = {2: 10.0, 3: 10.0, 4: 3.0}
 RETRIEVAL_THRESHOLD = 0.8
 
 #: The chapter's parameters (the book profile's sizes; ``params/*.yaml`` holds the others): the
-#: intrinsic-dimension runs, then the head-count runs (prefix ``hc_``).
+#: intrinsic-dimension runs, the sequence-length runs (prefix ``sl_``; every other setting is the
+#: intrinsic-dimension runs') and the head-count runs (prefix ``hc_``).
 DEFAULTS: dict[str, Any] = {
     # the shared training settings, without train_size: the intrinsic-dimension runs draw fresh samples every step
     **{k: v for k, v in TRAINING_DEFAULTS.items() if k not in ("ffn_width", "train_size")},
@@ -64,6 +69,8 @@ DEFAULTS: dict[str, Any] = {
     "embed_dim_per_D": 16,
     "ffn_width_per_D": 32,
     "target_seed": 0,
+    "sl_D": 2,
+    "sl_seq_lens": [8, 16, 32],
     "hc_D": 4,
     "hc_heads": [1, 2, 3, 4, 5],
     "hc_seq_lens": [16],
@@ -99,6 +106,9 @@ def prediction(tree: Tree, heads: Sequence[int], embed_dim: int, seq_len: int) -
 def _checked(p: dict[str, Any]) -> dict[str, Any]:
     for D in int_list("D_values", p["D_values"], low=2):
         head_configs(D)
+    if positive_int("sl_D", p["sl_D"]) < 2:
+        raise ValueError(f"sl_D must be at least 2 (the configuration (D-1, D) needs a head), got {p['sl_D']}")
+    int_list("sl_seq_lens", p["sl_seq_lens"])
     for name in ("seq_len", "head_dim", "embed_dim_per_D", "ffn_width_per_D", "hc_D", "hc_head_dim",
                  "hc_ffn_width", "hc_steps", "hc_train_size"):
         positive_int(name, p[name])
@@ -112,21 +122,32 @@ def _checked(p: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
-def intrinsic_dimension_runs(p: dict[str, Any]) -> list[ExperimentRun]:
-    """The §4.1 runs for the parameters ``p`` (all of :data:`DEFAULTS`): every D, head configuration and seed,
-    tagged ``part`` = ``"intrinsic_dimension"``, ``D``, ``h1``, ``h2``, ``T``, ``seed``. Width
-    ``E = embed_dim_per_D · D``, FFN width ``ffn_width_per_D · D``, per-head dimension ``head_dim``."""
+def _pairwise_runs(p: dict[str, Any], part: str, D: int, T: int) -> list[ExperimentRun]:
+    """The three head configurations of ``D`` at ``T``, every seed: width ``E = embed_dim_per_D · D``, FFN width
+    ``ffn_width_per_D · D``, per-head dimension ``head_dim``, tagged ``part``, ``D``, ``h1``, ``h2``, ``T``, ``seed``."""
     runs = []
-    T = _checked(p)["seq_len"]
-    for D in p["D_values"]:
-        E, width = p["embed_dim_per_D"] * D, p["ffn_width_per_D"] * D
-        for h1, h2 in head_configs(D):
-            model = infoflow_model(p, (h1, h2), E, p["head_dim"], width)
-            for seed in p["seeds"]:
-                tags = {"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": T, "seed": seed}
-                args = {"D": D, "d": 4, "seed": p["target_seed"]}
-                runs.append(ExperimentRun(tags, experiment_run(p, model, "pairwise_max", args, T, seed)))
+    E, width = p["embed_dim_per_D"] * D, p["ffn_width_per_D"] * D
+    for h1, h2 in head_configs(D):
+        model = infoflow_model(p, (h1, h2), E, p["head_dim"], width)
+        for seed in p["seeds"]:
+            tags = {"part": part, "D": D, "h1": h1, "h2": h2, "T": T, "seed": seed}
+            args = {"D": D, "d": 4, "seed": p["target_seed"]}
+            runs.append(ExperimentRun(tags, experiment_run(p, model, "pairwise_max", args, T, seed)))
     return runs
+
+
+def intrinsic_dimension_runs(p: dict[str, Any]) -> list[ExperimentRun]:
+    """The §4.1 runs for the parameters ``p`` (all of :data:`DEFAULTS`): every D of ``D_values``, head
+    configuration and seed at T = ``seq_len``, tagged ``part`` = ``"intrinsic_dimension"``."""
+    T = _checked(p)["seq_len"]
+    return [run for D in p["D_values"] for run in _pairwise_runs(p, "intrinsic_dimension", D, T)]
+
+
+def sequence_length_runs(p: dict[str, Any]) -> list[ExperimentRun]:
+    """The same runs for D = ``sl_D`` at every T of ``sl_seq_lens``, tagged ``part`` = ``"sequence_length"`` (a run
+    at the intrinsic-dimension runs' D and T is the same run, trained once)."""
+    D = _checked(p)["sl_D"]
+    return [run for T in p["sl_seq_lens"] for run in _pairwise_runs(p, "sequence_length", D, T)]
 
 
 def head_count_runs(p: dict[str, Any]) -> list[ExperimentRun]:
@@ -147,7 +168,7 @@ def head_count_runs(p: dict[str, Any]) -> list[ExperimentRun]:
 
 
 def _build(p: dict[str, Any]) -> list[ExperimentRun]:
-    return head_count_runs(p) + intrinsic_dimension_runs(p)  # the cheap runs first
+    return head_count_runs(p) + intrinsic_dimension_runs(p) + sequence_length_runs(p)  # the cheap runs first
 
 
 EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, _build)
@@ -210,6 +231,40 @@ def separation_ratios(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     "ratio": ratio, "paper_ratio": quotient("paper_nmse"), "bar": bar,
                     "met": None if bar is None or ratio is None else ratio >= bar})
     return out
+
+
+def sequence_length_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+                          parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One row per T of ``sl_seq_lens`` from the sequence-length runs in ``results`` (none: the calculator's part
+    alone, before any run): ``T``, ``D``, ``E``, ``nmse`` and ``seed_nmse`` per configuration name, ``nmse_full``,
+    ``nmse_missing`` and ``ratio`` as in :func:`separation_ratios`, and the calculator's exponent k of each
+    configuration at that T (``exponents``: 1 for (D, D), aggregation's ``max(2, Td/E − 1)`` for a missing head)."""
+    p = _checked(EXPERIMENT.parameters(parameters))
+    D = p["sl_D"]
+    E = p["embed_dim_per_D"] * D
+    measured = {(r["T"], r["h1"], r["h2"]): r for r in best_over_seeds(_part(results, "sequence_length"))}
+    rows = []
+    for T in sorted(set(p["sl_seq_lens"])):
+        cells = []
+        for h1, h2 in head_configs(D):
+            got = measured.get((T, h1, h2), {"nmse": None, "seed_nmse": {}})
+            cells.append({"D": D, "config": CONFIG_NAMES[(h1 - D, h2 - D)], "nmse": got["nmse"], "paper_nmse": None,
+                          "seed_nmse": got["seed_nmse"], **prediction(targets.pairwise_max(D), (h1, h2), E, T)})
+        ratio = separation_ratios(cells)[0]
+        rows.append({"T": T, "D": D, "E": E, "nmse": {c["config"]: c["nmse"] for c in cells},
+                     "seed_nmse": {c["config"]: c["seed_nmse"] for c in cells},
+                     "nmse_full": ratio["nmse_full"], "nmse_missing": ratio["nmse_missing"], "ratio": ratio["ratio"],
+                     "exponents": {c["config"]: c["predicted_exponent"] for c in cells}})
+    return rows
+
+
+def ratio_rises_with_length(rows: Sequence[dict[str, Any]]) -> dict[str, bool | None]:
+    """The sequence-length part's criterion, fixed before its runs were trained: for each pair of consecutive T of
+    :func:`sequence_length_table` rows, whether the ratio rises strictly (``None`` where a ratio is missing). The
+    prediction counts as observed when every value is true."""
+    ordered = sorted(rows, key=lambda r: r["T"])
+    return {f"{a['T']}->{b['T']}": None if a["ratio"] is None or b["ratio"] is None else b["ratio"] > a["ratio"]
+            for a, b in zip(ordered, ordered[1:])}
 
 
 def ratios_during_training(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
