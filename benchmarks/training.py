@@ -13,7 +13,11 @@ first step, set-up and cluster start are excluded, data and validation passes ar
 * ``engine on Dask``: the sweep on a LocalCluster of 2 single-threaded workers, 3 models per task
   (optionally compiled);
 
-then the agreement of the engine's losses with the loop's (same initialisation and data), and last
+then the matrix-product FLOPs of one training step per model-sample (forward and backward, counted by
+``torch.utils.flop_counter``; elementwise work is not counted) for the loop's model and the engine: their
+ratio is the part of the speedup that comes from doing less arithmetic (the CLS-only last layer), the rest
+comes from batching and the workers. Then the agreement of the engine's losses with the loop's (same
+initialisation and data), and last
 ``speedup: X.Xx over the one-at-a-time loop`` for the fastest engine variant. The variants run in
 ``--repeats`` rounds and each keeps its best time; every time is printed beside it (the machine is
 shared, and a process with two threads suffers most from a busy core; the load average is printed).
@@ -32,7 +36,10 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from transformer_theory.training import RunStore, Task, TrainOptions, experiment, init_model, train_runs, train_task
+from torch.utils.flop_counter import FlopCounterMode
+
+from transformer_theory.training import (Ensemble, RunStore, Task, TrainOptions, experiment, init_model, train_runs,
+                                        train_task)
 from transformer_theory.training.data import RunData
 from transformer_theory.training.schedule import learning_rate
 
@@ -72,6 +79,23 @@ def plain_loop(run) -> tuple[list[float], float, float]:
                 prediction = model(torch.from_numpy(data.validation.X).float()).double().numpy()
             nmse = data.validation.nmse(data.unstandardise(prediction))
     return losses, nmse, time.perf_counter() - start
+
+
+def step_flops(runs: list) -> tuple[float, float]:
+    """Matrix-product FLOPs per model-sample of one training step (forward + backward): (loop, engine)."""
+    def counted(loss) -> float:
+        with FlopCounterMode(display=False) as counter:
+            loss().backward()
+        return counter.get_total_flops()
+
+    batches = [RunData(run).batch() for run in runs]
+    x = torch.from_numpy(np.stack([b[0] for b in batches])).float()
+    y = torch.from_numpy(np.stack([b[1] for b in batches])).float()
+    loop = sum(counted(lambda: ((init_model(replace(run.model, cls_only_last=False), run.seed)(x[k]) - y[k]) ** 2)
+                       .mean()) for k, run in enumerate(runs))
+    engine = counted(lambda: Ensemble(runs).loss(x, y)[0])
+    samples = len(runs) * runs[0].batch_size
+    return loop / samples, engine / samples
 
 
 def steady(records: list[dict]) -> float:
@@ -141,10 +165,14 @@ def main() -> None:
     for name, seconds in rows:
         every = ", ".join(f"{t:.1f}" for t in times[name])
         print(f"| {name} | {seconds:.1f} | {samples / seconds:,.0f} | {loop_seconds / seconds:.2f}x | {every} |")
+    loop_flops, engine_flops = step_flops(runs)
+    print(f"\nmatrix-product FLOPs per model-sample and step (forward + backward): loop {loop_flops / 1e3:,.0f}k, "
+          f"engine {engine_flops / 1e3:,.0f}k; ratio {loop_flops / engine_flops:.2f}x (the speedup from less "
+          f"arithmetic alone)")
     worst_loss = max(float(np.max(np.abs(np.subtract(e["history"]["train_loss"], l[0])) / np.abs(l[0])))
                      for e, l in zip(engine_records, loop_out))
     worst_nmse = max(abs(e["final_nmse"] - l[1]) / l[1] for e, l in zip(engine_records, loop_out))
-    print(f"\nengine vs loop (same initialisation and data, {args.steps} steps): interval-mean training losses "
+    print(f"engine vs loop (same initialisation and data, {args.steps} steps): interval-mean training losses "
           f"agree to {worst_loss:.1e} relative, final validation NMSE to {worst_nmse:.1e}; "
           f"load average now {os.getloadavg()[0]:.1f}")
     print(f"speedup: {loop_seconds / min(s for _, s in rows[2:]):.1f}x over the one-at-a-time loop")
