@@ -71,8 +71,9 @@ def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) 
     out = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    assert len(rows) == 4 and all("'D': " in row and "'nmse':" in row for row in rows)
-    assert sum("'h1': " in row for row in rows) == 3  # three head configurations, one head-count run
+    # three head configurations, the same three as the sequence-length part (TINY's one T), one head-count run
+    assert len(rows) == 7 and all("'D': " in row and "'nmse':" in row for row in rows)
+    assert sum("'h1': " in row for row in rows) == 6 and sum("'sequence_length'" in row for row in rows) == 3
     records = sorted(store.glob("*.json"))
     assert len(records) == 2 * 3 + 1
     stamps = [p.stat().st_mtime_ns for p in records]
@@ -90,7 +91,7 @@ def test_train_command_takes_checked_overrides(tiny_project: Path) -> None:
               "-p", "hc_heads", "[2]")
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    assert len(rows) == 4 and sum("'h': 2," in row for row in rows) == 1  # the head-count run has h = 2
+    assert len(rows) == 7 and sum("'h': 2," in row for row in rows) == 1  # the head-count run has h = 2
     seeds = sorted({json.loads(p.read_text())["config"]["seed"] for p in store.glob("*.json")})
     assert len(list(store.glob("*.json"))) == 3 + 1 and seeds == [0, 1]  # three seed-1 runs and the seed-0 one
 

@@ -78,11 +78,12 @@ def _complete(spec: RunSpec) -> dict[str, Any] | None:
 def chapter_runs(profile: str, names: Sequence[str]) -> list[Any]:
     """The runs (:class:`~transformer_theory.training.RunConfig`) that the training chapters among ``names`` ask
     for under ``profile``: each experiment's runs for the profile's entry of its chapter, as the notebook and the
-    ``train`` command get them."""
+    ``train`` command get them, each run once (a run two parts of a chapter share is trained once)."""
     from transformer_theory.training.experiments import EXPERIMENTS
 
     entries = load_profile(profile)
-    return [r.config for name in names if name in EXPERIMENTS for r in EXPERIMENTS[name].runs(entries.get(name, {}))]
+    runs = [r.config for name in names if name in EXPERIMENTS for r in EXPERIMENTS[name].runs(entries.get(name, {}))]
+    return list({run.key: run for run in runs}.values())
 
 
 def train_chapters(profile: str, names: Sequence[str], n_workers: int | None = None) -> dict[str, Any] | None:
