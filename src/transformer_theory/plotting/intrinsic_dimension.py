@@ -14,6 +14,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import NullLocator
 
 from transformer_theory.plotting.style import MARKERS, PALETTE
 
@@ -102,8 +103,9 @@ def plot_nmse_against_length(rows: Sequence[Mapping[str, Any]]) -> plt.Figure:
         if pts:
             ax.loglog(*zip(*pts), color=PALETTE[k], marker=MARKERS[k], label=config)
     Ts = sorted({r["T"] for r in rows})
+    ax.xaxis.set_minor_locator(NullLocator())  # the trained lengths only, on the log axis
     ax.set_xticks(Ts, [str(T) for T in Ts])
-    ax.minorticks_off()
+    ax.grid(True, which="both", axis="y", alpha=0.3)
     ax.set_xlabel("sequence length T")
     ax.set_ylabel("best validation NMSE")
     ax.set_title(f"D = {rows[0]['D']}")
