@@ -6,6 +6,9 @@
   inner maxima need D retrievals per token in layer 1, the outer ones D retrievals at the CLS token in layer 2.
   Heads are narrow (per-head dimension ``head_dim``, width ``E = embed_dim_per_D · D``), so a missing head
   cannot be made up for by a wide one.
+* **Longer schedule** (this book's own test): the §4.1 configurations of the D that carry a bar (``ls_D_values``)
+  trained with a schedule of ``ls_steps`` steps (four times the book profile's ``steps``), seeds ``ls_seeds``, to see
+  how far the ratio grows when the full-head models are given the time the shorter schedule does not give them.
 * **Head count, one layer** (the predecessor P1, Table 2; InfoFlow recovers its bound): ``Σ_{i≤4} max_t
   a_iᵀ x(t)`` (:func:`~transformer_theory.infoflow.targets.max_retrieval`, D = 4), one layer with h heads of
   dimension ``hc_head_dim`` (E = ``hc_head_dim`` · h), at a few sequence lengths. Predicted efficient iff h ≥ D.
@@ -39,11 +42,11 @@ from transformer_theory.training.store import RunStore, trained_model
 from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
                                                     experiment_run, infoflow_model, int_list)
 
-__all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "head_configs", "head_count_runs",
-           "head_count_table", "intrinsic_dimension_runs", "nmse_table", "prediction", "prediction_table",
-           "RETRIEVAL_THRESHOLD", "model_retrieval_agreement", "ratio_rises_with_length", "ratios_during_training",
-           "retrieval_agreement", "retrieval_summary", "retrieval_table", "separation_ratios", "sequence_length_runs",
-           "sequence_length_table"]
+__all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "RETRIEVAL_THRESHOLD", "head_configs",
+           "head_count_runs", "head_count_table", "intrinsic_dimension_runs", "long_schedule_runs",
+           "model_retrieval_agreement", "nmse_table", "prediction", "prediction_table", "ratio_rises_with_length",
+           "ratios_during_training", "retrieval_agreement", "retrieval_summary", "retrieval_table",
+           "separation_ratios", "sequence_length_runs", "sequence_length_table"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): for each D, both configurations
 #: that miss a head reach at least this many times the best validation NMSE of (D, D) (book profile). For
@@ -71,6 +74,9 @@ DEFAULTS: dict[str, Any] = {
     "target_seed": 0,
     "sl_D": 2,
     "sl_seq_lens": [8, 16, 32],
+    "ls_D_values": [2, 3, 4],
+    "ls_steps": 64000,
+    "ls_seeds": [0],
     "hc_D": 4,
     "hc_heads": [1, 2, 3, 4, 5],
     "hc_seq_lens": [16],
@@ -109,12 +115,14 @@ def _checked(p: dict[str, Any]) -> dict[str, Any]:
     if positive_int("sl_D", p["sl_D"]) < 2:
         raise ValueError(f"sl_D must be at least 2 (the configuration (D-1, D) needs a head), got {p['sl_D']}")
     int_list("sl_seq_lens", p["sl_seq_lens"])
+    for D in int_list("ls_D_values", p["ls_D_values"], low=2):
+        head_configs(D)
     for name in ("seq_len", "head_dim", "embed_dim_per_D", "ffn_width_per_D", "hc_D", "hc_head_dim",
-                 "hc_ffn_width", "hc_steps", "hc_train_size"):
+                 "hc_ffn_width", "hc_steps", "hc_train_size", "ls_steps"):
         positive_int(name, p[name])
     int_list("hc_heads", p["hc_heads"])
     int_list("hc_seq_lens", p["hc_seq_lens"])
-    for name in ("seeds", "hc_seeds"):
+    for name in ("seeds", "hc_seeds", "ls_seeds"):
         if isinstance(p[name], (str, bytes)) or not isinstance(p[name], Sequence) or not p[name]:
             raise ValueError(f"{name} must be a non-empty list of seeds, got {p[name]!r}")
         for i, seed in enumerate(p[name]):
@@ -122,17 +130,19 @@ def _checked(p: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
-def _pairwise_runs(p: dict[str, Any], part: str, D: int, T: int) -> list[ExperimentRun]:
-    """The three head configurations of ``D`` at ``T``, every seed: width ``E = embed_dim_per_D · D``, FFN width
-    ``ffn_width_per_D · D``, per-head dimension ``head_dim``, tagged ``part``, ``D``, ``h1``, ``h2``, ``T``, ``seed``."""
+def _pairwise_runs(p: dict[str, Any], part: str, D: int, T: int, steps: int | None = None,
+                   seeds: Sequence[int] | None = None) -> list[ExperimentRun]:
+    """The three head configurations of ``D`` at ``T``, every seed of ``seeds`` (default ``p["seeds"]``), ``steps``
+    steps (default ``p["steps"]``): width ``E = embed_dim_per_D · D``, FFN width ``ffn_width_per_D · D``, per-head
+    dimension ``head_dim``, tagged ``part``, ``D``, ``h1``, ``h2``, ``T``, ``seed``."""
     runs = []
     E, width = p["embed_dim_per_D"] * D, p["ffn_width_per_D"] * D
     for h1, h2 in head_configs(D):
         model = infoflow_model(p, (h1, h2), E, p["head_dim"], width)
-        for seed in p["seeds"]:
+        for seed in p["seeds"] if seeds is None else seeds:
             tags = {"part": part, "D": D, "h1": h1, "h2": h2, "T": T, "seed": seed}
             args = {"D": D, "d": 4, "seed": p["target_seed"]}
-            runs.append(ExperimentRun(tags, experiment_run(p, model, "pairwise_max", args, T, seed)))
+            runs.append(ExperimentRun(tags, experiment_run(p, model, "pairwise_max", args, T, seed, steps)))
     return runs
 
 
@@ -148,6 +158,14 @@ def sequence_length_runs(p: dict[str, Any]) -> list[ExperimentRun]:
     at the intrinsic-dimension runs' D and T is the same run, trained once)."""
     D = _checked(p)["sl_D"]
     return [run for T in p["sl_seq_lens"] for run in _pairwise_runs(p, "sequence_length", D, T)]
+
+
+def long_schedule_runs(p: dict[str, Any]) -> list[ExperimentRun]:
+    """The same runs for every D of ``ls_D_values`` at T = ``seq_len`` with ``ls_steps`` steps and seeds ``ls_seeds``,
+    tagged ``part`` = ``"long_schedule"``."""
+    p = _checked(p)
+    return [run for D in p["ls_D_values"]
+            for run in _pairwise_runs(p, "long_schedule", D, p["seq_len"], p["ls_steps"], p["ls_seeds"])]
 
 
 def head_count_runs(p: dict[str, Any]) -> list[ExperimentRun]:
@@ -168,7 +186,8 @@ def head_count_runs(p: dict[str, Any]) -> list[ExperimentRun]:
 
 
 def _build(p: dict[str, Any]) -> list[ExperimentRun]:
-    return head_count_runs(p) + intrinsic_dimension_runs(p) + sequence_length_runs(p)  # the cheap runs first
+    # the cheap runs first
+    return head_count_runs(p) + intrinsic_dimension_runs(p) + sequence_length_runs(p) + long_schedule_runs(p)
 
 
 EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, _build)
