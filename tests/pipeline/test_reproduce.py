@@ -150,10 +150,11 @@ def test_the_training_chapters_runs_are_trained_first_on_dask(project: Path, cli
     out = cli("reproduce", TRAINING_CHAPTER, "--profile", "smoke", "--workers", "2")
     assert out.returncode == 0, out.stderr
     training = json.loads((folder / "training.json").read_text())
-    assert (training["runs"], training["tasks"], training["workers"]) == (7, 3, 2)  # 6 runs in 2 tasks, 1 head-count
+    # 6 runs in 2 tasks, the longer schedule's 3 in 1, 1 head-count
+    assert (training["runs"], training["tasks"], training["workers"]) == (10, 4, 2)
     results = json.loads((folder / "results" / f"{TRAINING_CHAPTER}.json").read_text())
     assert results["values"]["models_per_task"] == [1, 3]  # read from the store: the notebook alone would batch 6
-    assert "training up front: 7 runs in 3 tasks on 2 Dask workers" in out.stdout
+    assert "training up front: 10 runs in 4 tasks on 2 Dask workers" in out.stdout
 
 
 # --- the comparison tables (no execution) --------------------------------------------------------------------

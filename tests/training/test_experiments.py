@@ -71,11 +71,13 @@ def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) 
     out = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    # three head configurations, the same three as the sequence-length part (TINY's one T), one head-count run
-    assert len(rows) == 7 and all("'D': " in row and "'nmse':" in row for row in rows)
-    assert sum("'h1': " in row for row in rows) == 6 and sum("'sequence_length'" in row for row in rows) == 3
+    # three head configurations, the same three as the sequence-length part (TINY's one T), the three of the
+    # longer schedule, one head-count run
+    assert len(rows) == 10 and all("'D': " in row and "'nmse':" in row for row in rows)
+    assert sum("'h1': " in row for row in rows) == 9 and sum("'sequence_length'" in row for row in rows) == 3
+    assert sum("'long_schedule'" in row for row in rows) == 3
     records = sorted(store.glob("*.json"))
-    assert len(records) == 2 * 3 + 1
+    assert len(records) == 2 * 3 + 3 + 1
     stamps = [p.stat().st_mtime_ns for p in records]
     again = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0")
     assert again.returncode == 0 and again.stdout == out.stdout
@@ -91,9 +93,10 @@ def test_train_command_takes_checked_overrides(tiny_project: Path) -> None:
               "-p", "hc_heads", "[2]")
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    assert len(rows) == 7 and sum("'h': 2," in row for row in rows) == 1  # the head-count run has h = 2
+    assert len(rows) == 10 and sum("'h': 2," in row for row in rows) == 1  # the head-count run has h = 2
     seeds = sorted({json.loads(p.read_text())["config"]["seed"] for p in store.glob("*.json")})
-    assert len(list(store.glob("*.json"))) == 3 + 1 and seeds == [0, 1]  # three seed-1 runs and the seed-0 one
+    # three seed-1 runs, the seed-0 head-count run and the longer schedule's three (its own seeds, ls_seeds = [0])
+    assert len(list(store.glob("*.json"))) == 3 + 1 + 3 and seeds == [0, 1]
 
 
 def test_train_command_checks_the_device_before_training(tiny_project: Path) -> None:

@@ -3,6 +3,8 @@ calculator's predictions, the tables beside the papers' numbers and the criterio
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -50,9 +52,17 @@ def test_run_list_of_the_defaults() -> None:
     ids = [r for r in runs if r.tags["part"] == "intrinsic_dimension"]
     hc = [r for r in runs if r.tags["part"] == "head_count"]
     sl = [r for r in runs if r.tags["part"] == "sequence_length"]
+    ls = [r for r in runs if r.tags["part"] == "long_schedule"]
     assert {(r.tags["D"], r.tags["h1"], r.tags["h2"]) for r in ids} == {
         (D, h1, h2) for D in (2, 3, 4, 5, 6) for h1, h2 in head_configs(D)}
-    assert len(ids) == 30 and len(hc) == 5 and len(sl) == 18
+    assert len(ids) == 30 and len(hc) == 5 and len(sl) == 18 and len(ls) == 9
+    # the longer schedule: the D with a bar, seed 0, four times the steps, otherwise the main part's runs
+    assert {(r.tags["D"], r.tags["h1"], r.tags["h2"], r.tags["seed"]) for r in ls} == {
+        (D, h1, h2, 0) for D in (2, 3, 4) for h1, h2 in head_configs(D)}
+    main = {(r.tags["D"], r.tags["h1"], r.tags["h2"]): r.config for r in ids if r.tags["seed"] == 0}
+    for r in ls:
+        assert r.config.steps == 64000 and r.config.seq_len == 16
+        assert replace(r.config, steps=16000) == main[r.tags["D"], r.tags["h1"], r.tags["h2"]]
     # the sequence-length runs at T = 16 are the D = 2 runs of the main part: trained once
     assert {r.config.key for r in sl if r.tags["T"] == 16} == {r.config.key for r in ids if r.tags["D"] == 2}
     assert len({r.config.key for r in runs}) == len(runs) - 6
@@ -71,7 +81,7 @@ def test_run_list_of_the_defaults() -> None:
         assert c.model.heads == (h,) and c.model.width == 8 * h and c.model.head_dim == 8 and c.steps == 3000
     # one task per D (the three head configurations are masks of one program), one per head count (E = 8h)
     tasks = plan_tasks([r.config for r in runs])
-    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [6] * 7
+    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [3] * 3 + [6] * 7
 
 
 @pytest.mark.parametrize("change, message", [
@@ -86,6 +96,9 @@ def test_run_list_of_the_defaults() -> None:
     ({"sl_D": 1}, "sl_D"),
     ({"sl_seq_lens": []}, "sl_seq_lens"),
     ({"sl_seq_lens": [8, 0]}, "sl_seq_lens"),
+    ({"ls_D_values": [1]}, "ls_D_values"),
+    ({"ls_steps": 0}, "ls_steps"),
+    ({"ls_seeds": []}, "ls_seeds"),
 ])
 def test_bad_parameters_are_rejected(change, message) -> None:
     with pytest.raises(ValueError, match=message):
@@ -118,6 +131,27 @@ def test_nmse_table_and_ratios() -> None:
     assert ratios[3]["ratio"] == pytest.approx(2.0) and ratios[3]["met"] is False
     assert ratios[2]["bar"] == MIN_RATIOS[2] == 10.0 and MIN_RATIOS[4] == 3.0
     assert ratios[2]["paper_ratio"] == pytest.approx(3.67e-2 / 5.89e-5)
+
+
+def test_the_long_schedule_part_is_tabulated_on_its_own_runs() -> None:
+    """``part="long_schedule"``: the rows of ``ls_D_values`` from the long-schedule runs only; its ratios during
+    training are read at quarters of ``ls_steps``."""
+    results = [({**tags, "part": "long_schedule"}, {**rec, "history": {"step": [200, 400], "val_nmse": [1.0, v]}})
+               for (tags, rec), v in zip(_results({(3, 3, 3): [1e-3], (3, 2, 3): [2e-2], (3, 3, 2): [3e-2]}),
+                                         (1e-3, 2e-2, 3e-2))]
+    results += _results({(3, 3, 3): [1.0], (3, 2, 3): [1.0], (3, 3, 2): [1.0], (2, 2, 2): [1.0]})
+    parameters = {"D_values": [2, 3], "ls_D_values": [3], "steps": 100, "ls_steps": 400}
+    rows = nmse_table(results, parameters, part="long_schedule")
+    assert [(r["D"], r["config"], r["nmse"]) for r in rows] == [(3, "(D,D)", 1e-3), (3, "(D-1,D)", 2e-2),
+                                                                 (3, "(D,D-1)", 3e-2)]
+    s = separation_ratios(rows)[0]
+    assert s["ratio"] == pytest.approx(20.0) and s["met"] is True
+    assert [r["D"] for r in nmse_table(results, parameters)] == [2, 2, 2, 3, 3, 3]
+    during = ratios_during_training(results, parameters, fractions=(0.5, 1.0), part="long_schedule")
+    assert [(r["D"], r["step"], r["ratio"]) for r in during] == [(3, 200, pytest.approx(1.0)),
+                                                                 (3, 400, pytest.approx(20.0))]
+    with pytest.raises(ValueError, match="part must be one of"):
+        nmse_table(results, parameters, part="sequence_length")
 
 
 def test_missing_values_give_no_verdict() -> None:
@@ -215,6 +249,8 @@ def test_retrieval_table_reads_the_full_head_models_that_kept_their_weights(tmp_
                 if r.tags.get("h1") == 2 == r.tags.get("h2") and r.tags["seed"] == 1)
     store.weights_path(full.key).unlink()
     assert [r["seed"] for r in retrieval_table(TINY, store, n_samples=128)] == [0]
+    long = retrieval_table(TINY, store, n_samples=128, part="long_schedule")
+    assert [(r["D"], r["seed"]) for r in long] == [(2, 0)] and long[0]["layer1"] != rows[0]["layer1"]
 
 
 def test_head_count_table_beside_p1() -> None:

@@ -42,8 +42,8 @@ from transformer_theory.training.store import RunStore, trained_model
 from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
                                                     experiment_run, infoflow_model, int_list)
 
-__all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "RETRIEVAL_THRESHOLD", "head_configs",
-           "head_count_runs", "head_count_table", "intrinsic_dimension_runs", "long_schedule_runs",
+__all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
+           "head_configs", "head_count_runs", "head_count_table", "intrinsic_dimension_runs", "long_schedule_runs",
            "model_retrieval_agreement", "nmse_table", "prediction", "prediction_table", "ratio_rises_with_length",
            "ratios_during_training", "retrieval_agreement", "retrieval_summary", "retrieval_table",
            "separation_ratios", "sequence_length_runs", "sequence_length_table"]
@@ -86,6 +86,10 @@ DEFAULTS: dict[str, Any] = {
     "hc_train_size": 100_000,
     "hc_seeds": [0],
 }
+
+#: The parts of the chapter that train InfoFlow's §4.1 configurations: their D values and steps (parameter names).
+PAIRWISE_PARTS: dict[str, tuple[str, str]] = {"intrinsic_dimension": ("D_values", "steps"),
+                                              "long_schedule": ("ls_D_values", "ls_steps")}
 
 #: The column names of InfoFlow's table (§4.1), keyed by (h1 − D, h2 − D).
 CONFIG_NAMES: dict[tuple[int, int], str] = {(0, 0): "(D,D)", (-1, 0): "(D-1,D)", (0, -1): "(D,D-1)"}
@@ -193,13 +197,20 @@ def _build(p: dict[str, Any]) -> list[ExperimentRun]:
 EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, _build)
 
 
-def prediction_table(parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Before any run: one row per (D, h1, h2) of the parameters with InfoFlow's numbers (``paper_nmse``, §4.1 at
+def _part_name(part: str) -> str:
+    if part not in PAIRWISE_PARTS:
+        raise ValueError(f"part must be one of {', '.join(PAIRWISE_PARTS)}, got {part!r}")
+    return part
+
+
+def prediction_table(parameters: dict[str, Any] | None = None,
+                     part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
+    """Before any run: one row per (D, h1, h2) of the parameters' ``part`` (:data:`PAIRWISE_PARTS`) with InfoFlow's numbers (``paper_nmse``, §4.1 at
     T = 64; ``None`` where the paper has no cell) and the calculator's :func:`prediction` at the trained width and
     T (``D``, ``h1``, ``h2``, ``config``, ``E``, ``T``, ``paper_nmse``, ``predicted_*``, ``bottleneck``)."""
     p = _checked(EXPERIMENT.parameters(parameters))
     rows = []
-    for D in p["D_values"]:
+    for D in p[PAIRWISE_PARTS[_part_name(part)][0]]:
         E = p["embed_dim_per_D"] * D
         for h1, h2 in head_configs(D):
             name = CONFIG_NAMES[(h1 - D, h2 - D)]
@@ -214,14 +225,14 @@ def _part(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], part: str):
 
 
 def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-               parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+               parameters: dict[str, Any] | None = None, part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
     """:func:`prediction_table` with the measurement: ``nmse`` (best validation NMSE, the minimum over seeds of
-    the §4.1 runs in ``results``, the ``(tags, record)`` pairs of
+    the runs of ``part`` in ``results``, the ``(tags, record)`` pairs of
     :func:`~transformer_theory.training.experiments.run_experiment`; ``None`` if no seed has one) and
     ``seed_nmse`` (each seed's best)."""
-    measured = {(r["D"], r["h1"], r["h2"]): r for r in best_over_seeds(_part(results, "intrinsic_dimension"))}
+    measured = {(r["D"], r["h1"], r["h2"]): r for r in best_over_seeds(_part(results, _part_name(part)))}
     rows = []
-    for row in prediction_table(parameters):
+    for row in prediction_table(parameters, part):
         got = measured.get((row["D"], row["h1"], row["h2"]), {"nmse": None, "seed_nmse": {}})
         rows.append({**row, "nmse": got["nmse"], "seed_nmse": got["seed_nmse"]})
     return rows
@@ -288,23 +299,24 @@ def ratio_rises_with_length(rows: Sequence[dict[str, Any]]) -> dict[str, bool | 
 
 def ratios_during_training(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                            parameters: dict[str, Any] | None = None,
-                           fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0)) -> list[dict[str, Any]]:
-    """The :func:`separation_ratios` ratio of each D as it stood at ``fractions`` of the schedule: every run's best
-    validation NMSE up to step ``fraction · steps`` (1.0: the reported ratio). Rows ``D``, ``fraction``, ``step``,
-    ``ratio`` (``None`` where a configuration has no validation NMSE by then)."""
-    steps = EXPERIMENT.parameters(parameters)["steps"]
+                           fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0),
+                           part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
+    """The :func:`separation_ratios` ratio of each D of ``part`` as it stood at ``fractions`` of the schedule: every
+    run's best validation NMSE up to step ``fraction · steps`` (1.0: the reported ratio; ``steps`` the part's).
+    Rows ``D``, ``fraction``, ``step``, ``ratio`` (``None`` where a configuration has no validation NMSE by then)."""
+    steps = EXPERIMENT.parameters(parameters)[PAIRWISE_PARTS[_part_name(part)][1]]
     out = []
     for fraction in fractions:
         if not 0 < fraction <= 1:
             raise ValueError(f"fractions must lie in (0, 1], got {fraction!r}")
         until = fraction * steps
         cut = []
-        for tags, record in _part(results, "intrinsic_dimension"):
+        for tags, record in _part(results, part):
             h = record["history"]
             seen = [v for step, v in zip(h["step"], h["val_nmse"]) if step <= until and v is not None]
             cut.append((tags, {**record, "best_nmse": min(seen) if seen else None}))
         out += [{"D": s["D"], "fraction": fraction, "step": int(until), "ratio": s["ratio"]}
-                for s in separation_ratios(nmse_table(cut, parameters))]
+                for s in separation_ratios(nmse_table(cut, parameters, part))]
     return out
 
 
@@ -358,12 +370,13 @@ def retrieval_summary(rows: Sequence[dict[str, Any]], threshold: float = RETRIEV
 
 
 def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_samples: int = 1024,
-                    seed: int = 0) -> list[dict[str, Any]]:
-    """For every full-head (D, D) run of ``parameters`` whose weights ``store`` keeps: :func:`retrieval_summary`
+                    seed: int = 0, part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
+    """For every full-head (D, D) run of ``part`` of ``parameters`` whose weights ``store`` keeps: :func:`retrieval_summary`
     of the trained model and of the same model at its initialisation, on ``n_samples`` fresh inputs drawn with
     ``seed``. Rows ``D``, ``seed``, ``learned``, ``layer1``, ``layer2``, ``init_layer1``, ``init_layer2``."""
     rows = []
-    for run in intrinsic_dimension_runs(EXPERIMENT.parameters(parameters)):
+    builder = {"intrinsic_dimension": intrinsic_dimension_runs, "long_schedule": long_schedule_runs}[_part_name(part)]
+    for run in builder(EXPERIMENT.parameters(parameters)):
         t, config = run.tags, run.config
         if (t["h1"], t["h2"]) != (t["D"], t["D"]) or store.weights(config) is None:
             continue
