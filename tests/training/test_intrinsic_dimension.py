@@ -55,14 +55,15 @@ def test_run_list_of_the_defaults() -> None:
     ls = [r for r in runs if r.tags["part"] == "long_schedule"]
     assert {(r.tags["D"], r.tags["h1"], r.tags["h2"]) for r in ids} == {
         (D, h1, h2) for D in (2, 3, 4, 5, 6) for h1, h2 in head_configs(D)}
-    assert len(ids) == 30 and len(hc) == 5 and len(sl) == 18 and len(ls) == 9
-    # the longer schedule: the D with a bar, seed 0, four times the steps, otherwise the main part's runs
+    assert len(ids) == 30 and len(hc) == 5 and len(sl) == 18 and len(ls) == 12
+    # the longer schedule: the D with a bar, seed 0 (D = 2 also seed 1), four times the steps, otherwise the main
+    # part's runs
     assert {(r.tags["D"], r.tags["h1"], r.tags["h2"], r.tags["seed"]) for r in ls} == {
-        (D, h1, h2, 0) for D in (2, 3, 4) for h1, h2 in head_configs(D)}
-    main = {(r.tags["D"], r.tags["h1"], r.tags["h2"]): r.config for r in ids if r.tags["seed"] == 0}
+        (D, h1, h2, s) for D in (2, 3, 4) for h1, h2 in head_configs(D) for s in ((0, 1) if D == 2 else (0,))}
+    main = {(r.tags["D"], r.tags["h1"], r.tags["h2"], r.tags["seed"]): r.config for r in ids}
     for r in ls:
         assert r.config.steps == 64000 and r.config.seq_len == 16
-        assert replace(r.config, steps=16000) == main[r.tags["D"], r.tags["h1"], r.tags["h2"]]
+        assert replace(r.config, steps=16000) == main[r.tags["D"], r.tags["h1"], r.tags["h2"], r.tags["seed"]]
     # the sequence-length runs at T = 16 are the D = 2 runs of the main part: trained once
     assert {r.config.key for r in sl if r.tags["T"] == 16} == {r.config.key for r in ids if r.tags["D"] == 2}
     assert len({r.config.key for r in runs}) == len(runs) - 6
@@ -81,7 +82,7 @@ def test_run_list_of_the_defaults() -> None:
         assert c.model.heads == (h,) and c.model.width == 8 * h and c.model.head_dim == 8 and c.steps == 3000
     # one task per D (the three head configurations are masks of one program), one per head count (E = 8h)
     tasks = plan_tasks([r.config for r in runs])
-    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [3] * 3 + [6] * 7
+    assert sorted(len(t.runs) for t in tasks) == [1] * 5 + [3] * 2 + [6] * 8
 
 
 @pytest.mark.parametrize("change, message", [
@@ -99,6 +100,8 @@ def test_run_list_of_the_defaults() -> None:
     ({"ls_D_values": [1]}, "ls_D_values"),
     ({"ls_steps": 0}, "ls_steps"),
     ({"ls_seeds": []}, "ls_seeds"),
+    ({"ls_check_D": [5]}, "ls_check_D: 5 is not one of ls_D_values"),
+    ({"ls_check_seeds": [-1]}, "ls_check_seeds"),
 ])
 def test_bad_parameters_are_rejected(change, message) -> None:
     with pytest.raises(ValueError, match=message):
@@ -140,7 +143,7 @@ def test_the_long_schedule_part_is_tabulated_on_its_own_runs() -> None:
                for (tags, rec), v in zip(_results({(3, 3, 3): [1e-3], (3, 2, 3): [2e-2], (3, 3, 2): [3e-2]}),
                                          (1e-3, 2e-2, 3e-2))]
     results += _results({(3, 3, 3): [1.0], (3, 2, 3): [1.0], (3, 3, 2): [1.0], (2, 2, 2): [1.0]})
-    parameters = {"D_values": [2, 3], "ls_D_values": [3], "steps": 100, "ls_steps": 400}
+    parameters = {"D_values": [2, 3], "ls_D_values": [3], "ls_check_D": [3], "steps": 100, "ls_steps": 400}
     rows = nmse_table(results, parameters, part="long_schedule")
     assert [(r["D"], r["config"], r["nmse"]) for r in rows] == [(3, "(D,D)", 1e-3), (3, "(D-1,D)", 2e-2),
                                                                  (3, "(D,D-1)", 3e-2)]

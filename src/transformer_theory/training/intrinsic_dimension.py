@@ -8,7 +8,8 @@
   cannot be made up for by a wide one.
 * **Longer schedule** (this book's own test): the §4.1 configurations of the D that carry a bar (``ls_D_values``)
   trained with a schedule of ``ls_steps`` steps (four times the book profile's ``steps``), seeds ``ls_seeds``, to see
-  how far the ratio grows when the full-head models are given the time the shorter schedule does not give them.
+  how far the ratio grows when the full-head models are given the time the shorter schedule does not give them; the
+  D of ``ls_check_D`` also with the seeds ``ls_check_seeds`` (a verdict of one seed checked with more).
 * **Head count, one layer** (the predecessor P1, Table 2; InfoFlow recovers its bound): ``Σ_{i≤4} max_t
   a_iᵀ x(t)`` (:func:`~transformer_theory.infoflow.targets.max_retrieval`, D = 4), one layer with h heads of
   dimension ``hc_head_dim`` (E = ``hc_head_dim`` · h), at a few sequence lengths. Predicted efficient iff h ≥ D.
@@ -77,6 +78,8 @@ DEFAULTS: dict[str, Any] = {
     "ls_D_values": [2, 3, 4],
     "ls_steps": 64000,
     "ls_seeds": [0],
+    "ls_check_D": [2],
+    "ls_check_seeds": [1],
     "hc_D": 4,
     "hc_heads": [1, 2, 3, 4, 5],
     "hc_seq_lens": [16],
@@ -121,12 +124,15 @@ def _checked(p: dict[str, Any]) -> dict[str, Any]:
     int_list("sl_seq_lens", p["sl_seq_lens"])
     for D in int_list("ls_D_values", p["ls_D_values"], low=2):
         head_configs(D)
+    for D in int_list("ls_check_D", p["ls_check_D"], low=2):
+        if D not in p["ls_D_values"]:
+            raise ValueError(f"ls_check_D: {D} is not one of ls_D_values {p['ls_D_values']}")
     for name in ("seq_len", "head_dim", "embed_dim_per_D", "ffn_width_per_D", "hc_D", "hc_head_dim",
                  "hc_ffn_width", "hc_steps", "hc_train_size", "ls_steps"):
         positive_int(name, p[name])
     int_list("hc_heads", p["hc_heads"])
     int_list("hc_seq_lens", p["hc_seq_lens"])
-    for name in ("seeds", "hc_seeds", "ls_seeds"):
+    for name in ("seeds", "hc_seeds", "ls_seeds", "ls_check_seeds"):
         if isinstance(p[name], (str, bytes)) or not isinstance(p[name], Sequence) or not p[name]:
             raise ValueError(f"{name} must be a non-empty list of seeds, got {p[name]!r}")
         for i, seed in enumerate(p[name]):
@@ -165,11 +171,15 @@ def sequence_length_runs(p: dict[str, Any]) -> list[ExperimentRun]:
 
 
 def long_schedule_runs(p: dict[str, Any]) -> list[ExperimentRun]:
-    """The same runs for every D of ``ls_D_values`` at T = ``seq_len`` with ``ls_steps`` steps and seeds ``ls_seeds``,
-    tagged ``part`` = ``"long_schedule"``."""
+    """The same runs for every D of ``ls_D_values`` at T = ``seq_len`` with ``ls_steps`` steps and seeds ``ls_seeds``
+    (and ``ls_check_seeds`` for the D of ``ls_check_D``), tagged ``part`` = ``"long_schedule"``."""
     p = _checked(p)
-    return [run for D in p["ls_D_values"]
-            for run in _pairwise_runs(p, "long_schedule", D, p["seq_len"], p["ls_steps"], p["ls_seeds"])]
+    runs = []
+    for D in p["ls_D_values"]:
+        checked = [s for s in p["ls_check_seeds"] if s not in p["ls_seeds"]] if D in p["ls_check_D"] else []
+        seeds = list(p["ls_seeds"]) + checked
+        runs += _pairwise_runs(p, "long_schedule", D, p["seq_len"], p["ls_steps"], seeds)
+    return runs
 
 
 def head_count_runs(p: dict[str, Any]) -> list[ExperimentRun]:
