@@ -215,9 +215,10 @@ def _part_name(part: str) -> str:
 
 def prediction_table(parameters: dict[str, Any] | None = None,
                      part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
-    """Before any run: one row per (D, h1, h2) of the parameters' ``part`` (:data:`PAIRWISE_PARTS`) with InfoFlow's numbers (``paper_nmse``, §4.1 at
-    T = 64; ``None`` where the paper has no cell) and the calculator's :func:`prediction` at the trained width and
-    T (``D``, ``h1``, ``h2``, ``config``, ``E``, ``T``, ``paper_nmse``, ``predicted_*``, ``bottleneck``)."""
+    """Before any run: one row per (D, h1, h2) of the parameters' ``part`` (:data:`PAIRWISE_PARTS`) with InfoFlow's
+    numbers (``paper_nmse``, §4.1 at T = 64; ``None`` where the paper has no cell) and the calculator's
+    :func:`prediction` at the trained width and T (``D``, ``h1``, ``h2``, ``config``, ``E``, ``T``, ``paper_nmse``,
+    ``predicted_*``, ``bottleneck``)."""
     p = _checked(EXPERIMENT.parameters(parameters))
     rows = []
     for D in p[PAIRWISE_PARTS[_part_name(part)][0]]:
@@ -381,14 +382,14 @@ def retrieval_summary(rows: Sequence[dict[str, Any]], threshold: float = RETRIEV
 
 def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_samples: int = 1024,
                     seed: int = 0, part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
-    """For every full-head (D, D) run of ``part`` of ``parameters`` whose weights ``store`` keeps: :func:`retrieval_summary`
-    of the trained model and of the same model at its initialisation, on ``n_samples`` fresh inputs drawn with
-    ``seed``. Rows ``D``, ``seed``, ``learned``, ``layer1``, ``layer2``, ``init_layer1``, ``init_layer2``."""
-    rows = []
-    builder = {"intrinsic_dimension": intrinsic_dimension_runs, "long_schedule": long_schedule_runs}[_part_name(part)]
-    for run in builder(EXPERIMENT.parameters(parameters)):
+    """For every full-head (D, D) run of ``part`` (:data:`PAIRWISE_PARTS`) of ``parameters`` whose weights ``store``
+    keeps: :func:`retrieval_summary` of the trained model and of the same model at its initialisation, on
+    ``n_samples`` fresh inputs drawn with ``seed``. Rows ``D``, ``seed``, ``learned``, ``layer1``, ``layer2``,
+    ``init_layer1``, ``init_layer2``."""
+    part, rows = _part_name(part), []
+    for run in EXPERIMENT.runs(parameters):
         t, config = run.tags, run.config
-        if (t["h1"], t["h2"]) != (t["D"], t["D"]) or store.weights(config) is None:
+        if t["part"] != part or (t["h1"], t["h2"]) != (t["D"], t["D"]) or store.weights(config) is None:
             continue
         tree = config.tree()
         X = tree.sample_inputs(positive_int("n_samples", n_samples), config.seq_len, seed_value(seed))
