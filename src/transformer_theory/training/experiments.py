@@ -15,6 +15,8 @@ same runs and share one run store.
 * ``12_predictions_vs_training`` -- the held-out suite of the InfoFlow calculator, in
   :mod:`~transformer_theory.training.heldout`: each configuration's target and architecture at its
   sequence lengths and model sizes, the scoreboard's seeds and diagnostic follow-ups.
+* ``13_training_recipe`` -- the engine calibrated on the predecessor's head-count tables (P1 Tables 2 and 5), in
+  :mod:`~transformer_theory.training.calibration`.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import difflib
 from typing import Any
 
 from transformer_theory.pipeline.results import current_profile
-from transformer_theory.training import (aggregation, depth_separation, heldout, intrinsic_dimension,
-                                         max_position, triangle_center)
+from transformer_theory.training import (aggregation, calibration, depth_separation, heldout,
+                                         intrinsic_dimension, max_position, triangle_center)
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.experiment import Experiment, best_over_seeds
 from transformer_theory.training.store import RunStore, default_store
@@ -38,6 +40,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     "10_intrinsic_dimension": intrinsic_dimension.EXPERIMENT,
     "11_triangle_center": triangle_center.EXPERIMENT,
     "12_predictions_vs_training": heldout.EXPERIMENT,
+    "13_training_recipe": calibration.EXPERIMENT,
 }
 
 
