@@ -37,7 +37,7 @@ from transformer_theory.training.intrinsic_dimension import prediction
 
 __all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "PREDICTION", "CalibrationParameters",
            "budget_check_table", "calibration_runs", "head_count_table", "head_count_verdicts",
-           "two_layer_head_count_table", "two_layer_verdict"]
+           "two_layer_head_count_table", "two_layer_verdict", "validation_curves"]
 
 #: Doubling the step budget changes a cell's best NMSE by less than this factor: the budget is sufficient.
 BUDGET_TOLERANCE = 1.5
@@ -230,3 +230,13 @@ def budget_check_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
         rows.append({"h": cell[0], "T": cell[1], "seed": cell[2], "nmse": once, "nmse_double": twice,
                      "change": change, "sufficient": None if change is None else change < BUDGET_TOLERANCE})
     return sorted(rows, key=lambda r: (r["T"], r["h"]))
+
+
+def validation_curves(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], part: str, heads: Sequence[int],
+                      T: int | None = None) -> list[dict[str, Any]]:
+    """The validation curves of the runs of ``part`` with ``heads`` per layer (at ``T`` if given), in the form of
+    :func:`~transformer_theory.plotting.intrinsic_dimension.plot_validation_curves`: ``label`` (the seed),
+    ``group`` (``"h = …"``), ``steps`` and ``nmse``."""
+    return [{"label": f"seed {tags['seed']}", "group": f"h = {tags['h']}", "steps": record["history"]["step"],
+             "nmse": record["history"]["val_nmse"]} for tags, record in results
+            if tags["part"] == part and tags["h"] in heads and (T is None or tags["T"] == T)]

@@ -1,0 +1,117 @@
+"""Chapter 13's calibration on P1 Tables 2 and 5: its runs, parameter checks, tables and verdicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from transformer_theory.training import calibration as cal
+from transformer_theory.training.experiments import experiment
+
+TINY = dict(heads=[3, 4], seq_lens=[4, 6], head_dim=4, ffn_width=8, steps=20, seeds=[0, 1, 2], double_heads=[4],
+            double_seq_len=4, tl_heads=[1, 2, 3], tl_seq_len=4, tl_embed_dim=8, tl_ffn_width=8, tl_steps=30,
+            tl_seeds=[0, 1])
+
+
+def test_the_runs_of_each_part() -> None:
+    p = cal.CalibrationParameters(**TINY)
+    runs = cal.calibration_runs(p)
+    parts = [r.tags["part"] for r in runs]
+    assert parts.count("head_count") == 2 * 2 * 3 and parts.count("double_budget") == 1
+    assert parts.count("two_layer") == 3 * 2
+    assert len({r.config.key for r in runs}) == len(runs)
+    for r in runs:
+        assert r.config.train_size is None and r.config.target == "max_retrieval"
+        assert r.config.target_args == {"D": 4, "d": 4, "seed": 0}
+        model = r.config.model
+        if r.tags["part"] == "two_layer":
+            assert model.heads == (r.tags["h"],) * 2 and model.embed_dim == 8 and model.head_dim == 8 // r.tags["h"]
+            assert r.config.steps == 30
+        else:
+            assert model.heads == (r.tags["h"],) and model.embed_dim == 4 * r.tags["h"] and model.head_dim == 4
+    double = next(r for r in runs if r.tags["part"] == "double_budget")
+    base = next(r for r in runs if r.tags["part"] == "head_count" and r.tags["h"] == 4 and r.tags["T"] == 4
+                and r.tags["seed"] == 0)
+    assert double.config.steps == 2 * base.config.steps
+    assert double.config.model == base.config.model and double.config.seed == base.config.seed
+
+
+def test_the_experiment_is_registered_with_the_notebooks_defaults() -> None:
+    assert experiment("13_training_recipe").defaults == cal.DEFAULTS
+    assert cal.DEFAULTS["seq_lens"] == [8, 16, 32] and cal.DEFAULTS["seeds"] == [0, 1, 2]
+    with pytest.raises(ValueError, match="unknown parameter 'seq_len'"):
+        experiment("13_training_recipe").runs({"seq_len": [8]})
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("seeds", [], "seeds must be a non-empty list of seeds"),
+    ("tl_seeds", "0", "tl_seeds must be a non-empty list of seeds"),
+    ("heads", 8, "heads must be a non-empty list of integers"),
+    ("seq_lens", [8, 0], r"seq_lens\[1\]"),
+    ("steps", 0, "steps"),
+    ("lr", -1e-3, "lr"),
+    ("tl_heads", [1, 40], "tl_embed_dim >= h"),
+])
+def test_bad_parameters_are_named_before_any_run(name, value, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        cal.CalibrationParameters(**{**TINY, name: value})
+
+
+def _result(part: str, h: int, T: int, seed: int, nmse: float | None) -> tuple[dict, dict]:
+    tags = {"part": part, "D": 4, "h": h, "layers": 2 if part == "two_layer" else 1, "T": T, "seed": seed,
+            "steps": 20}
+    return tags, {"best_nmse": nmse, "history": {"step": [10, 20], "val_nmse": [1.0, nmse]}}
+
+
+def test_head_count_verdicts_follow_the_criteria() -> None:
+    p = cal.CalibrationParameters(**{**TINY, "heads": [3, 4, 5], "seq_lens": [8, 16]})
+    results = [_result("head_count", 3, 8, s, 1e-3 * (s + 1)) for s in range(3)]
+    results += [_result("head_count", 4, 8, s, 5e-5 * (s + 1)) for s in range(3)]  # ratio 20, 5e-5: met
+    results += [_result("head_count", 3, 16, s, 1e-3) for s in range(3)]
+    results += [_result("head_count", 4, 16, s, 2e-4) for s in range(3)]  # ratio 5 and above 1.5e-4: not met
+    rows = cal.head_count_table(results, p)
+    assert [(r["T"], r["h"]) for r in rows] == [(8, 3), (8, 4), (16, 3), (16, 4)]
+    first = rows[1]
+    assert first["nmse"] == 5e-5 and first["mean"] == pytest.approx(1e-4) and first["paper_nmse"] == 6.10e-5
+    verdicts = {v["T"]: v for v in cal.head_count_verdicts(rows)}
+    assert verdicts[8]["ratio"] == pytest.approx(20) and verdicts[8]["met"] is True
+    assert verdicts[16]["ratio"] == pytest.approx(5) and verdicts[16]["met"] is False
+    # a low NMSE alone does not pass: the ratio must reach the bar too
+    close = [_result("head_count", 3, 8, 0, 1e-4), _result("head_count", 4, 8, 0, 5e-5)]
+    assert cal.head_count_verdicts(cal.head_count_table(close, p))[0]["met"] is False
+    missing = [_result("head_count", 4, 8, 0, None), _result("head_count", 3, 8, 0, 1e-3)]
+    assert cal.head_count_verdicts(cal.head_count_table(missing, p))[0]["met"] is None
+
+
+def test_two_layer_table_and_verdict() -> None:
+    p = cal.CalibrationParameters(**TINY)
+    results = [_result("two_layer", 1, 16, s, 8e-4) for s in range(2)]
+    results += [_result("two_layer", 2, 16, s, v) for s, v in enumerate((4e-6, 3e-5))]
+    rows = cal.two_layer_head_count_table(results, p)
+    assert [r["h"] for r in rows] == [1, 2] and rows[1]["nmse"] == 4e-6
+    assert rows[0]["paper_nmse"] == (1.85e-4, 4.28e-4)
+    verdict = cal.two_layer_verdict(rows, p)
+    assert verdict["h"] == 2 and verdict["ratio"] == pytest.approx(200) and verdict["met"] is True
+    worse = [_result("two_layer", 1, 16, 0, 8e-4), _result("two_layer", 2, 16, 0, 3e-5)]
+    assert cal.two_layer_verdict(cal.two_layer_head_count_table(worse, p), p)["met"] is False
+    with pytest.raises(ValueError, match="even D"):
+        cal.two_layer_verdict(rows, cal.CalibrationParameters(**{**TINY, "D": 3}))
+
+
+def test_budget_check_compares_the_same_cell_at_twice_the_steps() -> None:
+    p = cal.CalibrationParameters(**TINY)
+    results = [_result("head_count", 4, 4, 0, 3e-6), _result("head_count", 4, 4, 1, 1e-6),
+               _result("double_budget", 4, 4, 0, 1e-6), _result("head_count", 3, 4, 0, 1e-3),
+               _result("double_budget", 3, 4, 0, 8e-4)]
+    rows = cal.budget_check_table(results, p)
+    assert [(r["h"], r["seed"]) for r in rows] == [(3, 0), (4, 0)]
+    assert rows[0]["change"] == pytest.approx(1.25) and rows[0]["sufficient"] is True
+    assert rows[1]["change"] == pytest.approx(3) and rows[1]["sufficient"] is False
+
+
+def test_validation_curves_select_part_heads_and_length() -> None:
+    results = [_result("head_count", 3, 8, 0, 1e-3), _result("head_count", 4, 8, 0, 1e-4),
+               _result("head_count", 4, 16, 0, 1e-4), _result("two_layer", 1, 16, 0, 1e-3)]
+    curves = cal.validation_curves(results, "head_count", (4,), 8)
+    assert [(c["group"], c["label"]) for c in curves] == [("h = 4", "seed 0")]
+    assert curves[0]["nmse"] == [1.0, 1e-4]
+    assert len(cal.validation_curves(results, "head_count", (3, 4))) == 3
