@@ -36,6 +36,7 @@ html: execute
 	rm -rf book/notebooks && mkdir -p book/notebooks
 	cp $(EXECUTED) book/notebooks/
 	$(PY) -m transformer_theory report --profile $(PROFILE) --output book/reproducibility.md
+	$(PY) -m transformer_theory claims --output book/claims.md
 	$(VENV)/bin/jupyter-book build book -W -n --keep-going
 	@echo "Book ($(PROFILE) profile): $(CURDIR)/book/_build/html/index.html"
 
@@ -69,4 +70,4 @@ benchmark: $(STAMP)
 	for f in benchmarks/*.py; do $(PY) $$f; done
 
 clean:
-	rm -rf build book/_build book/notebooks book/reproducibility.md
+	rm -rf build book/_build book/notebooks book/reproducibility.md book/claims.md

@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--profile", default=DEFAULT_PROFILE)
     report.add_argument("--output", required=True)
 
+    claims = sub.add_parser("claims", help="write the claims-at-a-glance page from the committed book results")
+    claims.add_argument("--output", required=True)
+
     train = sub.add_parser("train", help="train the runs of a chapter's experiment (stored runs are reused)")
     train.add_argument("experiment", help="a training chapter, such as 10_intrinsic_dimension")
     train.add_argument("--profile", default=DEFAULT_PROFILE, help="its sizes: the profile's entry for the chapter")
@@ -139,6 +142,13 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _claims(args: argparse.Namespace) -> int:
+    from transformer_theory.pipeline.claims import write_claims_page
+
+    print(write_claims_page(args.output))
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
     from transformer_theory.pipeline.profiles import load_profile
     from transformer_theory.training import TrainOptions
@@ -182,7 +192,7 @@ def _reproduce(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; exit status 0, 1 (a run failed), 2 (bad arguments), 128 + signal (stopped)."""
     args = _parser().parse_args(argv)
-    command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report, "train": _train,
+    command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report, "claims": _claims, "train": _train,
                "reproduce": _reproduce}[args.command]
     try:
         with signals_raise():

@@ -1,0 +1,90 @@
+"""The claims-at-a-glance page: generated from the committed book results, in step with what the chapters assert."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from transformer_theory.pipeline import claims
+from transformer_theory.pipeline.notebooks import list_notebooks
+
+
+def test_every_claim_names_a_chapter_and_gets_a_verdict() -> None:
+    rows = claims.claim_rows()
+    assert len(rows) >= 15
+    stems = {p.stem for p in list_notebooks()}
+    assert {r["chapter"] for r in rows} <= stems
+    assert {r["verdict"] for r in rows} <= set(claims.VERDICTS)
+    assert all(r["paper"] and r["ours"] and r["reason"] for r in rows)
+    assert {r["source"].split(",")[0] for r in rows} >= {"Paper A", "InfoFlow", "P1"}
+
+
+def _values(stem: str) -> dict:
+    return json.loads((ROOT / "results" / "book" / f"{stem}.json").read_text())["values"]
+
+
+def _verdict(rows: list[dict], chapter: str, source: str) -> str:
+    return next(r["verdict"] for r in rows if r["chapter"] == chapter and r["source"] == source)
+
+
+def test_the_page_agrees_with_what_the_chapters_assert() -> None:
+    rows = claims.claim_rows()
+    reproduced = lambda flag: "reproduced" if flag else "not observed"  # noqa: E731
+    assert _verdict(rows, "10_intrinsic_dimension", "InfoFlow, §4.1") == reproduced(
+        all(_values("10_intrinsic_dimension")["criteria_met"].values()))
+    assert _verdict(rows, "09_aggregation_cost", "InfoFlow, §4.4") == reproduced(
+        _values("09_aggregation_cost")["attention_observed"])
+    assert _verdict(rows, "08_max_position_retrieval", "InfoFlow, §4.3") == reproduced(
+        _values("08_max_position_retrieval")["probe_observed"])
+    assert _verdict(rows, "02_hardmax_interpolation", "Paper A, Theorem (hardmax)") == reproduced(
+        _values("02_hardmax_interpolation")["exact_errors_all_zero"])
+    calibration = _values("13_training_recipe")
+    assert _verdict(rows, "13_training_recipe", "P1, Table 2") == reproduced(
+        all(v["met"] for v in calibration["head_count_verdicts"]))
+    assert _verdict(rows, "13_training_recipe", "P1, Table 5") == reproduced(calibration["two_layer_verdict"]["met"])
+
+
+def _copy_results(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "results" / "book", tmp_path / "results" / "book",
+                    ignore=shutil.ignore_patterns("runs"))
+    return tmp_path
+
+
+def test_a_verdict_follows_the_recorded_flag(tmp_path: Path) -> None:
+    root = _copy_results(tmp_path)
+    path = root / "results" / "book" / "09_aggregation_cost.json"
+    data = json.loads(path.read_text())
+    for flag, verdict in ((True, "reproduced"), (False, "not observed")):
+        data["values"]["attention_observed"] = flag
+        path.write_text(json.dumps(data))
+        assert _verdict(claims.claim_rows(root), "09_aggregation_cost", "InfoFlow, §4.4") == verdict
+
+
+def test_missing_or_failed_results_are_named(tmp_path: Path) -> None:
+    root = _copy_results(tmp_path)
+    path = root / "results" / "book" / "07_depth_separation.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "status": "failed"}))
+    with pytest.raises(ValueError, match="07_depth_separation.json is not a finished run"):
+        claims.claim_rows(root)
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="07_depth_separation.json is not valid JSON"):
+        claims.claim_rows(root)
+    path.unlink()
+    with pytest.raises(ValueError, match="07_depth_separation.json is missing"):
+        claims.claim_rows(root)
+
+
+def test_the_page_links_every_chapter_and_counts_the_verdicts(tmp_path: Path) -> None:
+    out = claims.write_claims_page(tmp_path / "claims.md")
+    text = out.read_text()
+    rows = claims.claim_rows()
+    assert text.startswith("# Claims at a glance")
+    assert f"{len(rows)} claims: " in text
+    for r in rows:
+        assert f"(notebooks/{r['chapter']}.ipynb)" in text
+    assert sum(text.count(f"**{v}**") for v in claims.VERDICTS) == len(rows)
