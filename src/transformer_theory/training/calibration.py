@@ -32,7 +32,7 @@ from transformer_theory.checks import positive_int, positive_real, seed_value
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import P1_SINGLE_LAYER_NMSE, P1_TWO_LAYER_NMSE_RANGE
 from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run, infoflow_model, int_list)
+                                                    experiment_run, infoflow_model, int_list, seed_list)
 from transformer_theory.training.intrinsic_dimension import prediction
 
 __all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "PREDICTION", "CalibrationParameters",
@@ -59,12 +59,6 @@ PREDICTION = ("one layer: the criteria are met at every T of the book profile (8
 
 def _ints(name: str, values: Any, low: int = 1) -> tuple[int, ...]:
     return tuple(int_list(name, values, low))
-
-
-def _seeds(name: str, values: Any) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
-        raise ValueError(f"{name} must be a non-empty list of seeds, got {values!r}")
-    return tuple(seed_value(s, f"{name}[{i}]") for i, s in enumerate(values))
 
 
 @dataclass(frozen=True)
@@ -103,7 +97,7 @@ class CalibrationParameters:
         for name in ("heads", "seq_lens", "double_heads", "tl_heads"):
             object.__setattr__(self, name, _ints(name, getattr(self, name)))
         for name in ("seeds", "tl_seeds"):
-            object.__setattr__(self, name, _seeds(name, getattr(self, name)))
+            object.__setattr__(self, name, tuple(seed_list(name, getattr(self, name))))
         seed_value(self.target_seed, "target_seed")
         positive_real("lr", self.lr)
         if self.warmup < 0 or self.weight_decay < 0:

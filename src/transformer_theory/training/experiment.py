@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from transformer_theory.checks import positive_int
+from transformer_theory.checks import positive_int, seed_value
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.training.config import RunConfig
 
@@ -76,6 +76,13 @@ def int_list(name: str, values: Any, low: int = 1) -> list[int]:
     if min(out) < low:
         raise ValueError(f"{name} must hold integers >= {low}, got {values!r}")
     return out
+
+
+def seed_list(name: str, values: Any) -> list[int]:
+    """``values`` as a non-empty list of seeds (a parameter's check; ``ValueError`` naming it)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise ValueError(f"{name} must be a non-empty list of seeds, got {values!r}")
+    return [seed_value(s, f"{name}[{i}]") for i, s in enumerate(values)]
 
 
 def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head_dim: int,

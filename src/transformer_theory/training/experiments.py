@@ -17,6 +17,8 @@ same runs and share one run store.
   sequence lengths and model sizes, the scoreboard's seeds and diagnostic follow-ups.
 * ``13_training_recipe`` -- the engine calibrated on the predecessor's head-count tables (P1 Tables 2 and 5), in
   :mod:`~transformer_theory.training.calibration`.
+* ``14_mechanism_ablation`` -- the ablation of InfoFlow §4.1's two-layer recipe (its chapter comes with its runs), in
+  :mod:`~transformer_theory.training.ablation`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import difflib
 from typing import Any
 
 from transformer_theory.pipeline.results import current_profile
-from transformer_theory.training import (aggregation, calibration, depth_separation, heldout,
+from transformer_theory.training import (ablation, aggregation, calibration, depth_separation, heldout,
                                          intrinsic_dimension, max_position, triangle_center)
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.experiment import Experiment, best_over_seeds
@@ -41,6 +43,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     "11_triangle_center": triangle_center.EXPERIMENT,
     "12_predictions_vs_training": heldout.EXPERIMENT,
     "13_training_recipe": calibration.EXPERIMENT,
+    "14_mechanism_ablation": ablation.EXPERIMENT,
 }
 
 

@@ -1,0 +1,151 @@
+"""The runs of the ablation of InfoFlow's two-layer mechanism (§4.1, intrinsic dimension), the second part of what
+it takes to train it: which change to chapter 10's recipe makes the full-head models find the mechanism.
+
+Every arm trains the three head configurations (D, D), (D−1, D), (D, D−1) of chapter 10
+(:func:`~transformer_theory.training.intrinsic_dimension.head_configs`) on
+``Σ_{i≤D} max_{s,t} x(s)ᵀ A_i x(t)`` at one D and T, with the same budget (``steps``) and seeds, and changes one
+setting of chapter 10's recipe (:data:`ARMS`). The arms and the criterion (:data:`CRITERION`) and the prediction
+(:data:`PREDICTION`) were committed before any of their runs was trained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from transformer_theory.checks import positive_int
+from transformer_theory.training.experiment import (Experiment, ExperimentRun, best_over_seeds, experiment_run,
+                                                    infoflow_model, seed_list)
+from transformer_theory.training.intrinsic_dimension import CONFIG_NAMES
+from transformer_theory.training.intrinsic_dimension import DEFAULTS as CHAPTER_10
+from transformer_theory.training.intrinsic_dimension import (head_configs, model_retrieval_agreement, retrieval_summary,
+                                                            separation_ratios)
+from transformer_theory.training.store import RunStore, trained_model
+
+__all__ = ["ARMS", "CRITERION", "DEFAULTS", "EXPERIMENT", "PREDICTION", "AblationParameters", "ablation_runs",
+           "ablation_table", "arm_settings", "retrieved_terms"]
+
+#: The recipe the arms change: chapter 10's settings (width ``embed_dim_per_D`` · D, per-head dimension
+#: ``head_dim``, FFN ``ffn_width_per_D`` · D, AdamW with ``lr``, ``weight_decay``, ``warmup``, ``batch_size``).
+RECIPE: dict[str, Any] = {k: CHAPTER_10[k] for k in ("embed_dim_per_D", "head_dim", "ffn_width_per_D", "lr",
+                                                     "weight_decay", "warmup", "batch_size")}
+
+#: The arms: each changes the settings named here and keeps the rest of :data:`RECIPE`.
+ARMS: dict[str, dict[str, Any]] = {
+    "baseline": {},
+    "wide FFN": {"ffn_width_per_D": 128},
+    "wide heads": {"head_dim": 32},
+    "wide residual": {"embed_dim_per_D": 32},
+    "lower lr": {"lr": 1e-3},
+    "long warm-up": {"warmup": 2000},
+    "no weight decay": {"weight_decay": 0.0},
+    "large batch": {"batch_size": 1024},
+}
+
+#: An arm "helps" when, at the same budget, its ratio (the better missing-head NMSE over the (D, D) NMSE, each
+#: the best over the seeds) is at least ``min_gain`` times the baseline's and its (D, D) NMSE is lower than the
+#: baseline's.
+CRITERION: dict[str, float] = {"min_gain": 2.0}
+
+#: The prediction, committed with the arms before their runs. What had been seen: exploratory runs at D = 2, T = 8,
+#: 40 000 steps, seed 0 (chapter 10's recipe: ratio 5.8; FFN width 256 = 128 per D: ratio 32; tokens normalised to
+#: norm 2: ratio 1.7).
+PREDICTION = ("the wide FFN helps (the layer-1 FFN must form the products x(s)^T A_i x(t)); no other arm helps "
+              "by the criterion, and the large batch and the lower learning rate lower the ratio at this budget.")
+
+
+@dataclass(frozen=True)
+class AblationParameters:
+    """The ablation's parameters: the arms (names of :data:`ARMS`), D, T, the budget and the seeds (the other
+    training settings are chapter 10's)."""
+
+    arms: Sequence[str] = tuple(ARMS)
+    D: int = 2
+    seq_len: int = 8
+    steps: int = 16000
+    seeds: Sequence[int] = (0, 1)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.arms, (str, bytes)) or not isinstance(self.arms, Sequence) or not self.arms:
+            raise ValueError(f"arms must be a non-empty list of arm names, got {self.arms!r}")
+        unknown = [a for a in self.arms if a not in ARMS]
+        if unknown:
+            raise ValueError(f"arms: unknown arm {unknown[0]!r}; valid: {', '.join(ARMS)}")
+        object.__setattr__(self, "arms", tuple(self.arms))
+        head_configs(positive_int("D", self.D))
+        positive_int("seq_len", self.seq_len)
+        positive_int("steps", self.steps)
+        object.__setattr__(self, "seeds", tuple(seed_list("seeds", self.seeds)))
+
+
+#: The experiment's defaults (lists, as a notebook's parameters cell holds them).
+DEFAULTS: dict[str, Any] = {f.name: list(v) if isinstance(v := getattr(AblationParameters(), f.name), tuple) else v
+                            for f in fields(AblationParameters)}
+
+
+def arm_settings(arm: str) -> dict[str, Any]:
+    """Chapter 10's training settings with the arm's changes (``ValueError`` for an unknown arm)."""
+    if arm not in ARMS:
+        raise ValueError(f"unknown arm {arm!r}; valid: {', '.join(ARMS)}")
+    return {**{k: v for k, v in CHAPTER_10.items() if k != "train_size"}, **ARMS[arm]}
+
+
+def ablation_runs(p: AblationParameters) -> list[ExperimentRun]:
+    """Every arm's three head configurations and seeds, tagged ``part`` = ``"ablation"``, ``arm``, ``D``, ``h1``,
+    ``h2``, ``T`` and ``seed`` (fresh samples every step, as in chapter 10)."""
+    runs = []
+    for arm in p.arms:
+        s = arm_settings(arm)
+        E, width = s["embed_dim_per_D"] * p.D, s["ffn_width_per_D"] * p.D
+        for h1, h2 in head_configs(p.D):
+            model = infoflow_model(s, (h1, h2), E, s["head_dim"], width)
+            for seed in p.seeds:
+                tags = {"part": "ablation", "arm": arm, "D": p.D, "h1": h1, "h2": h2, "T": p.seq_len, "seed": seed}
+                args = {"D": p.D, "d": 4, "seed": s["target_seed"]}
+                runs.append(ExperimentRun(tags, experiment_run(s, model, "pairwise_max", args, p.seq_len, seed,
+                                                               p.steps)))
+    return runs
+
+
+EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, lambda values: ablation_runs(AblationParameters(**values)))
+
+
+def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples: int = 1024) -> int | None:
+    """The most terms of the target that a (D, D) model of ``arm`` retrieves in both layers
+    (:func:`~transformer_theory.training.intrinsic_dimension.retrieval_summary`, over the seeds whose weights
+    ``store`` keeps; ``None`` if none does), on ``n_samples`` fresh inputs."""
+    learned = []
+    for run in ablation_runs(AblationParameters(arms=[arm], D=p.D, seq_len=p.seq_len, steps=p.steps, seeds=p.seeds)):
+        if (run.tags["h1"], run.tags["h2"]) != (p.D, p.D) or store.weights(run.config) is None:
+            continue
+        tree = run.config.tree()
+        X = tree.sample_inputs(positive_int("n_samples", n_samples), p.seq_len, 0)
+        agreement = model_retrieval_agreement(trained_model(run.config, store), tree.params["A"], X)
+        learned.append(retrieval_summary(agreement)["learned"])
+    return max(learned) if learned else None
+
+
+def ablation_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], p: AblationParameters,
+                   store: RunStore | None = None) -> list[dict[str, Any]]:
+    """One row per arm: ``arm``, ``setting`` (what it changes), ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``,
+    ``nmse_missing``, ``ratio`` (as :func:`~transformer_theory.training.intrinsic_dimension.separation_ratios`),
+    ``gain`` (ratio over the baseline's; ``None`` without a baseline), ``helps`` (:data:`CRITERION`) and
+    ``retrieved_terms`` (:func:`retrieved_terms` with ``store``; ``None`` without one)."""
+    rows = []
+    for arm in p.arms:
+        measured = {(r["h1"], r["h2"]): r for r in best_over_seeds([(t, r) for t, r in results if t["arm"] == arm])}
+        cells = [{"D": p.D, "config": CONFIG_NAMES[(h1 - p.D, h2 - p.D)], "paper_nmse": None,
+                  "nmse": measured.get((h1, h2), {}).get("nmse")} for h1, h2 in head_configs(p.D)]
+        ratio = separation_ratios(cells)[0]
+        rows.append({"arm": arm, "setting": ", ".join(f"{k} = {v}" for k, v in ARMS[arm].items()) or "chapter 10",
+                     "D": p.D, "T": p.seq_len, "steps": p.steps, "seeds": list(p.seeds),
+                     "nmse_full": ratio["nmse_full"], "nmse_missing": ratio["nmse_missing"], "ratio": ratio["ratio"],
+                     "retrieved_terms": None if store is None else retrieved_terms(p, arm, store)})
+    base = next((r for r in rows if r["arm"] == "baseline"), None)
+    for r in rows:
+        ok = base is not None and base["ratio"] and r["ratio"] is not None
+        r["gain"] = r["ratio"] / base["ratio"] if ok else None
+        r["helps"] = (None if r["gain"] is None or r["arm"] == "baseline"
+                      else bool(r["gain"] >= CRITERION["min_gain"] and r["nmse_full"] < base["nmse_full"]))
+    return rows

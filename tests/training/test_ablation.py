@@ -1,0 +1,61 @@
+"""The ablation of chapter 10's recipe: its arms, runs, parameter checks and table."""
+
+from __future__ import annotations
+
+import pytest
+
+from transformer_theory.training import ablation as ab
+from transformer_theory.training.experiments import experiment
+from transformer_theory.training.intrinsic_dimension import DEFAULTS as CHAPTER_10, sequence_length_runs
+
+
+def test_each_arm_changes_only_its_settings() -> None:
+    runs = ab.ablation_runs(ab.AblationParameters(arms=["baseline", "wide FFN", "lower lr"], steps=50))
+    assert len(runs) == 3 * 3 * 2 and len({r.config.key for r in runs}) == len(runs)
+    by_arm = {arm: [r.config for r in runs if r.tags["arm"] == arm] for arm in ("baseline", "wide FFN", "lower lr")}
+    for base, wide, low in zip(*by_arm.values()):
+        assert wide.model.ffn_width == 4 * base.model.ffn_width == 128 * 2
+        assert (wide.lr, wide.steps, wide.seed) == (base.lr, base.steps, base.seed)
+        assert low.lr == 1e-3 and low.model == base.model
+        assert base.steps == 50 and base.train_size is None and base.seq_len == 8
+
+
+def test_the_baseline_is_chapter_10s_recipe() -> None:
+    """The baseline arm at chapter 10's budget is the sequence-length part's T = 8 runs: trained once."""
+    baseline = {r.config.key for r in ab.ablation_runs(ab.AblationParameters(arms=["baseline"]))}
+    chapter_10 = {r.config.key for r in sequence_length_runs(dict(CHAPTER_10)) if r.tags["T"] == 8}
+    assert baseline == chapter_10
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"arms": []}, "arms must be a non-empty list"),
+    ({"arms": ["wider"]}, "unknown arm 'wider'"),
+    ({"seeds": []}, "seeds must be a non-empty list of seeds"),
+    ({"D": 1}, "D must be at least 2"),
+    ({"steps": 0}, "steps"),
+])
+def test_bad_parameters_are_refused(values, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        experiment("14_mechanism_ablation").runs(values)
+
+
+def _result(arm: str, h1: int, h2: int, seed: int, nmse: float) -> tuple[dict, dict]:
+    return {"part": "ablation", "arm": arm, "D": 2, "h1": h1, "h2": h2, "T": 8, "seed": seed}, {"best_nmse": nmse}
+
+
+def test_the_table_judges_each_arm_against_the_baseline() -> None:
+    p = ab.AblationParameters(arms=["baseline", "wide FFN", "lower lr"])
+    results = []
+    for arm, full, missing in (("baseline", 1e-3, 5e-3), ("wide FFN", 1e-4, 5e-3), ("lower lr", 2e-3, 2e-2)):
+        for seed in (0, 1):
+            results += [_result(arm, 2, 2, seed, full * (1 + seed)), _result(arm, 1, 2, seed, missing),
+                        _result(arm, 2, 1, seed, 2 * missing)]
+    rows = {r["arm"]: r for r in ab.ablation_table(results, p)}
+    assert rows["baseline"]["ratio"] == pytest.approx(5) and rows["baseline"]["helps"] is None
+    assert rows["wide FFN"]["gain"] == pytest.approx(10) and rows["wide FFN"]["helps"] is True
+    # a higher ratio with a worse (D, D) model does not count as help
+    assert rows["lower lr"]["gain"] == pytest.approx(2) and rows["lower lr"]["helps"] is False
+    assert rows["wide FFN"]["setting"] == "ffn_width_per_D = 128" and rows["baseline"]["setting"] == "chapter 10"
+    assert all(r["retrieved_terms"] is None for r in rows.values())
+    alone = ab.ablation_table([r for r in results if r[0]["arm"] == "wide FFN"], ab.AblationParameters(arms=["wide FFN"]))
+    assert alone[0]["gain"] is None and alone[0]["helps"] is None
