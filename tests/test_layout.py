@@ -5,6 +5,8 @@
   the exporter ``models.export`` (for its torch evaluation path), never torch itself;
 * ``training`` never imports ``plotting`` or matplotlib, and of the pipeline only its storage modules
   (``results``: atomic JSON; ``provenance``: versions and commit; ``paths``: the project root);
+* the training engine (:data:`ENGINE`) imports no chapter and no list of targets (``infoflow.targets``,
+  ``infoflow.heldout``): runs name their targets in the registry the chapters add to;
 * ``plotting`` never imports the pipeline or ``training``;
 * the shared helpers ``checks`` and ``tables`` import nothing of the project;
 * no project module imports another module's private name (one starting with ``_``), nor reads one from a
@@ -26,6 +28,9 @@ from conftest import ROOT
 SRC = ROOT / "src" / "transformer_theory"
 #: The most lines a source file of the library may have.
 MAX_LINES = 600
+#: The modules of the training engine; the other modules of ``training`` are chapters (and their registry).
+ENGINE = ("checkpoint", "config", "data", "distributed", "ensemble", "experiment", "registry", "schedule", "store",
+          "tasks", "trainer")
 PIPELINE_STORAGE = {"transformer_theory.pipeline.results", "transformer_theory.pipeline.provenance",
                     "transformer_theory.pipeline.paths"}
 
@@ -96,7 +101,10 @@ def long_files(root: Path, limit: int) -> list[str]:
 
 
 def package_imports(package: str) -> dict[str, set[str]]:
-    return {str(p.relative_to(SRC)): imports_of(p) for p in sorted((SRC / package).rglob("*.py"))}
+    """The imports of each module of ``package``: a folder of the library, or one module's file."""
+    root = SRC / package
+    paths = [root] if root.is_file() else sorted(root.rglob("*.py"))
+    return {str(p.relative_to(SRC)): imports_of(p) for p in paths}
 
 
 def _violations(package: str, forbidden: tuple[str, ...], allowed: set[str] = frozenset()) -> list[str]:
@@ -126,6 +134,15 @@ def test_interpolation_is_numpy_only() -> None:
 
 def test_training_imports_no_plotting_and_only_the_pipelines_storage() -> None:
     assert _violations("training", (*_project("plotting", "pipeline"), "matplotlib"), allowed=PIPELINE_STORAGE) == []
+
+
+def test_the_training_engine_knows_no_chapter_and_no_target_list() -> None:
+    modules = {p.stem for p in (SRC / "training").glob("*.py")} - {"__init__"}
+    assert set(ENGINE) <= modules
+    chapters = _project(*(f"training.{m}" for m in sorted(modules - set(ENGINE))))
+    forbidden = (*chapters, *_project("infoflow.targets", "infoflow.heldout"))
+    bad = [v for m in ENGINE for v in _violations(f"training/{m}.py", forbidden)]
+    assert bad == []
 
 
 def test_plotting_imports_no_pipeline_or_training() -> None:

@@ -15,6 +15,9 @@ same runs and share one run store.
 * ``12_predictions_vs_training`` -- the held-out suite of the InfoFlow calculator, in
   :mod:`~transformer_theory.training.heldout`: each configuration's target and architecture at its
   sequence lengths and model sizes, the scoreboard's seeds and diagnostic follow-ups.
+
+Importing this module registers the targets the chapters train on (:mod:`~transformer_theory.training.registry`):
+the papers' targets of :mod:`~transformer_theory.infoflow.targets` and the held-out suite's own trees.
 """
 
 from __future__ import annotations
@@ -22,14 +25,20 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from transformer_theory.infoflow import heldout as heldout_suite
+from transformer_theory.infoflow import targets
 from transformer_theory.pipeline.results import current_profile
 from transformer_theory.training import (aggregation, depth_separation, heldout, intrinsic_dimension,
                                          max_position, triangle_center)
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.experiment import Experiment, best_over_seeds
+from transformer_theory.training.registry import register_targets
 from transformer_theory.training.store import RunStore, default_store
 from transformer_theory.training.tasks import TrainOptions
 
+# the names are part of the runs' keys: chapters 07 to 11 train on the papers' targets, chapter 12 on its own trees
+register_targets({name: getattr(targets, name) for name in targets.__all__})
+register_targets(heldout_suite.TREES)
 
 EXPERIMENTS: dict[str, Experiment] = {
     "07_depth_separation": depth_separation.EXPERIMENT,
