@@ -29,8 +29,8 @@ SRC = ROOT / "src" / "transformer_theory"
 #: The most lines a source file of the library may have.
 MAX_LINES = 600
 #: The modules of the training engine; the other modules of ``training`` are chapters (and their registry).
-ENGINE = ("checkpoint", "config", "data", "distributed", "ensemble", "experiment", "registry", "schedule", "store",
-          "tasks", "trainer")
+ENGINE = ("checkpoint", "config", "data", "distributed", "ensemble", "experiment", "jobs", "registry", "schedule",
+          "store", "tasks", "trainer")
 PIPELINE_STORAGE = {"transformer_theory.pipeline.results", "transformer_theory.pipeline.provenance",
                     "transformer_theory.pipeline.paths"}
 

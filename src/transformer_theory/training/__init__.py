@@ -6,6 +6,8 @@ held-out suite's predictions (:mod:`~transformer_theory.training.predictions`).
 * :func:`register_targets` -- the targets runs can name (:mod:`.registry`; the chapters register theirs).
 * :func:`train_runs` -- the records of a list of runs: reused from a :class:`RunStore`, otherwise trained
   as batched tasks in this process or on a Dask cluster (:mod:`.distributed`).
+* :func:`~transformer_theory.training.jobs.run_jobs` -- independent jobs of one record each (the Tikhonov runs)
+  in the run store's ``tikhonov/`` and on the same executor (:mod:`.jobs`).
 * :func:`train_task` -- one task: K models in one tensor program (:class:`Ensemble`), AdamW with
   warm-up and cosine schedule, validation NMSE, checkpoints, progress (:mod:`.trainer`).
 * :func:`run_experiment` -- the runs of a chapter's experiment (:mod:`.experiments`).

@@ -103,8 +103,7 @@ class RunConfig:
     @property
     def key(self) -> str:
         """Hash of the full configuration and :data:`ENGINE_VERSION` (the run's name in a store)."""
-        blob = json.dumps({"engine_version": ENGINE_VERSION, "run": self.to_dict()}, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+        return config_key(self.to_dict(), {"engine_version": ENGINE_VERSION})
 
     def batch_signature(self) -> str:
         """Runs with the same signature can train in one tensor program: everything but the seed, the
@@ -117,6 +116,13 @@ class RunConfig:
             data["model"].pop(name)
         data["n_layers"] = self.model.n_layers
         return json.dumps(data, sort_keys=True)
+
+
+def config_key(config: dict[str, Any], versions: dict[str, int]) -> str:
+    """The name of a stored run: a hash of its configuration (JSON types) and of the ``versions`` of the code that
+    give it its meaning (``{"engine_version": 1}``); a run of another version gets another name."""
+    blob = json.dumps({**versions, "run": config}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def _plain(value: Any) -> Any:
