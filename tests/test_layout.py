@@ -5,8 +5,13 @@
   the exporter ``models.export`` (for its torch evaluation path), never torch itself;
 * ``training`` never imports ``plotting`` or matplotlib, and of the pipeline only its storage modules
   (``results``: atomic JSON; ``provenance``: versions and commit; ``paths``: the project root);
+* the training engine (:data:`ENGINE`) imports no chapter and no list of targets (``infoflow.targets``,
+  ``infoflow.heldout``): runs name their targets in the registry the chapters add to;
 * ``plotting`` never imports the pipeline or ``training``;
-* the shared helpers ``checks`` and ``tables`` import nothing of the project.
+* the shared helpers ``checks`` and ``tables`` import nothing of the project;
+* no project module imports another module's private name (one starting with ``_``), nor reads one from a
+  project module it imported (``module._name``): a name shared between modules is public;
+* no source file under ``src/`` exceeds :data:`MAX_LINES` lines.
 
 Every ``import`` statement counts, including those inside functions (a lazy import is still a dependency).
 """
@@ -21,28 +26,85 @@ import pytest
 from conftest import ROOT
 
 SRC = ROOT / "src" / "transformer_theory"
+#: The most lines a source file of the library may have.
+MAX_LINES = 600
+#: The modules of the training engine; the other modules of ``training`` are chapters (and their registry).
+ENGINE = ("checkpoint", "config", "data", "distributed", "ensemble", "experiment", "jobs", "registry", "schedule",
+          "store", "tasks", "trainer")
 PIPELINE_STORAGE = {"transformer_theory.pipeline.results", "transformer_theory.pipeline.provenance",
                     "transformer_theory.pipeline.paths"}
 
 
-def imports_of(path: Path) -> set[str]:
-    """Absolute names of every module imported anywhere in ``path``."""
-    names: set[str] = set()
+def imported_names(path: Path) -> list[tuple[int, str, str]]:
+    """``(line, absolute name, local name)`` for every module and every name imported anywhere in ``path``.
+
+    ``from m import x`` gives ``m`` and ``m.x``, ``import a.b`` gives ``a`` and ``a.b``; the local name is the
+    one the statement binds to that name (``""`` if none: ``m`` above, ``a.b`` unless imported ``as`` a name).
+    """
+    found: list[tuple[int, str, str]] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                if alias.asname or top == alias.name:
+                    found.append((node.lineno, alias.name, alias.asname or top))
+                else:
+                    found += [(node.lineno, top, top), (node.lineno, alias.name, "")]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
             if node.level:  # relative import: resolve against the module's package
                 package = ".".join(path.relative_to(SRC.parent).with_suffix("").parts[: -node.level])
-                names.add(f"{package}.{node.module}")
-            else:
-                names.add(node.module)
-                names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
+                module = f"{package}.{module}" if module else package
+            found.append((node.lineno, module, ""))
+            found += [(node.lineno, f"{module}.{alias.name}", alias.asname or alias.name) for alias in node.names]
+    return found
+
+
+def imports_of(path: Path) -> set[str]:
+    """Absolute names of every module (and name) imported anywhere in ``path``."""
+    return {name for _, name, _ in imported_names(path)}
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _is_project_module(name: str) -> bool:
+    base = SRC.parent.joinpath(*name.split("."))
+    return name.startswith("transformer_theory") and (base.with_suffix(".py").is_file()
+                                                       or (base / "__init__.py").is_file())
+
+
+def private_names_used(path: Path) -> list[str]:
+    """``line: name`` for each private name of the project that ``path`` imports (``from m import _x``), or
+    reads from a project module it imported (``import m as mod`` then ``mod._x``)."""
+    bad: list[tuple[int, str]] = []
+    modules: dict[str, str] = {}  # local name -> project module it is bound to
+    for line, name, local in imported_names(path):
+        if not name.startswith("transformer_theory"):
+            continue
+        if any(_is_private(part) for part in name.split(".")):
+            bad.append((line, name))
+        elif local and _is_project_module(name):
+            modules[local] = name
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and _is_private(node.attr)):
+            bad.append((node.lineno, f"{modules[node.value.id]}.{node.attr}"))
+    return [f"{line}: {name}" for line, name in sorted(bad)]
+
+
+def long_files(root: Path, limit: int) -> list[str]:
+    """``path: n lines`` for each Python file under ``root`` longer than ``limit`` lines."""
+    return [f"{p.relative_to(root)}: {n} lines" for p in sorted(root.rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > limit]
 
 
 def package_imports(package: str) -> dict[str, set[str]]:
-    return {str(p.relative_to(SRC)): imports_of(p) for p in sorted((SRC / package).rglob("*.py"))}
+    """The imports of each module of ``package``: a folder of the library, or one module's file."""
+    root = SRC / package
+    paths = [root] if root.is_file() else sorted(root.rglob("*.py"))
+    return {str(p.relative_to(SRC)): imports_of(p) for p in paths}
 
 
 def _violations(package: str, forbidden: tuple[str, ...], allowed: set[str] = frozenset()) -> list[str]:
@@ -74,6 +136,15 @@ def test_training_imports_no_plotting_and_only_the_pipelines_storage() -> None:
     assert _violations("training", (*_project("plotting", "pipeline"), "matplotlib"), allowed=PIPELINE_STORAGE) == []
 
 
+def test_the_training_engine_knows_no_chapter_and_no_target_list() -> None:
+    modules = {p.stem for p in (SRC / "training").glob("*.py")} - {"__init__"}
+    assert set(ENGINE) <= modules
+    chapters = _project(*(f"training.{m}" for m in sorted(modules - set(ENGINE))))
+    forbidden = (*chapters, *_project("infoflow.targets", "infoflow.heldout"))
+    bad = [v for m in ENGINE for v in _violations(f"training/{m}.py", forbidden)]
+    assert bad == []
+
+
 def test_plotting_imports_no_pipeline_or_training() -> None:
     assert _violations("plotting", _project("pipeline", "training")) == []
 
@@ -82,6 +153,35 @@ def test_plotting_imports_no_pipeline_or_training() -> None:
 def test_shared_helpers_import_nothing_of_the_project(module: str) -> None:
     path = SRC / module
     assert {n for n in imports_of(path) if n.startswith("transformer_theory")} == set()
+
+
+def test_no_module_uses_another_modules_private_name() -> None:
+    bad = [f"{p.relative_to(ROOT)}:{v}" for p in sorted(SRC.rglob("*.py")) for v in private_names_used(p)]
+    assert bad == []
+
+
+def test_no_source_file_is_longer_than_the_limit() -> None:
+    assert long_files(ROOT / "src", MAX_LINES) == []
+
+
+def test_the_private_name_rule_reports_each_use_with_its_line(tmp_path: Path) -> None:
+    module = tmp_path / "module.py"
+    module.write_text("from transformer_theory.infoflow.trees import Tree, _hidden\n"
+                      "from transformer_theory.training import config as settings\n"
+                      "import transformer_theory.checks\n"
+                      "def f():\n"
+                      "    return settings._plain(1), settings.RunConfig, transformer_theory._x, Tree._walk\n")
+    assert private_names_used(module) == ["1: transformer_theory.infoflow.trees._hidden",
+                                          "5: transformer_theory._x",
+                                          "5: transformer_theory.training.config._plain"]
+
+
+def test_the_length_rule_reports_each_long_file(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_LINES)
+    (tmp_path / "data.json").write_text("1\n" * (MAX_LINES + 1))
+    assert long_files(tmp_path, MAX_LINES) == [f"pkg/long.py: {MAX_LINES + 1} lines"]
 
 
 def test_the_checker_sees_lazy_and_relative_imports() -> None:

@@ -15,7 +15,8 @@ import psutil
 
 from tiny_runs import QUIET, tiny_run, restore_threads  # noqa: F401 (autouse fixture)
 from transformer_theory.training import RunStore, TrainOptions, train_runs
-from transformer_theory.training.distributed import dask_client, reuse_freed_memory
+from transformer_theory.training.distributed import reuse_freed_memory
+from transformer_theory.training.jobs import dask_client
 
 RUNS = [tiny_run(heads, seed, steps=40, eval_every=20) for heads in ((2, 2), (1, 2)) for seed in (0, 1)]
 

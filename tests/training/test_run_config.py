@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from tiny_runs import tiny_run
-from transformer_theory.training import RunConfig
+from transformer_theory.infoflow.trees import Linear, Reduction, Tree
+from transformer_theory.training import RunConfig, register_targets
 from transformer_theory.training import config as config_module
+from transformer_theory.training import registry
 from transformer_theory.training.data import RunData
 from transformer_theory.training.schedule import learning_rate
 
@@ -88,3 +90,20 @@ def test_data_do_not_depend_on_other_runs_and_check_the_model() -> None:
     assert not np.array_equal(a.validation.X, RunData(tiny_run(seed=6)).validation.X)
     with pytest.raises(ValueError, match="token dimension"):
         RunData(tiny_run(target_args={"D": 2, "d": 3}))
+
+
+def test_a_run_names_a_registered_target(monkeypatch) -> None:
+    monkeypatch.setattr(registry, "_TARGETS", dict(registry._TARGETS))  # leave the registry as it was
+    with pytest.raises(ValueError, match="target must be one of .* got 'doubled_max'"):
+        tiny_run(target="doubled_max", target_args={})
+
+    def doubled_max() -> Tree:
+        return Tree([Reduction("max", "t", 2.0 * Linear("t", np.ones(4)))], input_dim=4, name="doubled_max")
+
+    register_targets({"doubled_max": doubled_max})
+    register_targets({"doubled_max": doubled_max})  # the same function again: harmless
+    assert tiny_run(target="doubled_max", target_args={}).tree().name == "doubled_max"
+    with pytest.raises(ValueError, match="'doubled_max' is already registered"):
+        register_targets({"doubled_max": lambda: doubled_max()})
+    with pytest.raises(ValueError, match="identifier"):
+        register_targets({"doubled max": doubled_max})

@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from transformer_theory.infoflow.trees import (Bilinear, Custom, Expr, Linear, Node, NormOfSum, Positions,
-                                               Reduction, Sum, Tree, _Ctx, _ordinal)
+from transformer_theory.infoflow.trees import (Bilinear, Custom, EvalContext, Expr, Linear, Node, NormOfSum,
+                                               Positions, Reduction, Sum, Tree, ordinal)
 
 CLS, TOKENS, ALL = "CLS", "tokens", "all"
 
@@ -169,7 +169,7 @@ _FP_TOKENS = 24
 _MASK_SAMPLES = 32
 
 
-def _probe(e: Expr, ctx: _Ctx, lifted: set[int], memo: dict[int, tuple]) -> np.ndarray:
+def _probe(e: Expr, ctx: EvalContext, lifted: set[int], memo: dict[int, tuple]) -> np.ndarray:
     """``e`` on the probe tokens, lifted nodes set to 0 and every other nested node replaced by fixed
     random values (the same for structurally equal nodes)."""
     if isinstance(e, Node):
@@ -201,7 +201,7 @@ def selection_key(red: Reduction, d: int, lifted: set[int] = frozenset(), op: st
     if len(free) > 1:
         return None
     X = np.random.default_rng(12345).normal(size=(1, _FP_TOKENS, d))
-    ctx = _Ctx(X, {}, {}, 0)
+    ctx = EvalContext(X, {}, {}, 0)
     for v in free + [red.var]:
         ctx = ctx.bind(v)
     with np.errstate(all="ignore"):
@@ -320,7 +320,7 @@ class _Builder:
         chosen = self.tree.selected_positions(X, self.index(red))
         for base in reversed(candidates):  # the deepest first: the k-th largest of the plain comparison
             with np.errstate(all="ignore"):
-                scores = np.broadcast_to(base.score.evaluate(_Ctx(X, {}, {}, 0).bind(base.var)), X.shape[:2])
+                scores = np.broadcast_to(base.score.evaluate(EvalContext(X, {}, {}, 0).bind(base.var)), X.shape[:2])
             order = np.argsort(-scores if base.op == "max" else scores, axis=-1, kind="stable")
             ranks = np.argmax(order == chosen[:, None], axis=-1) + 1
             if ranks.min() == ranks.max() >= 2:
@@ -394,12 +394,12 @@ class _Builder:
             flipped = available + 1 - k
             if flipped < k:
                 which = ("largest", "smallest") if op == "max" else ("smallest", "largest")
-                self.notes.append(f"'{desc}': the {_ordinal(k)} {which[0]} of {available} scores is the "
-                                  f"{_ordinal(flipped)} {which[1]}")
+                self.notes.append(f"'{desc}': the {ordinal(k)} {which[0]} of {available} scores is the "
+                                  f"{ordinal(flipped)} {which[1]}")
                 k, op = flipped, ("min" if op == "max" else "max")
         sel = self.selection(base if by_value is not None else red, lifted_ids, op)
         if k >= 2 and free:
-            reason = (f"'{desc}' selects the {_ordinal(k)} {'largest' if op == 'max' else 'smallest'} score for each "
+            reason = (f"'{desc}' selects the {ordinal(k)} {'largest' if op == 'max' else 'smallest'} score for each "
                       f"value of its free variable: its 'next score' pointer would compare three positions, so it is "
                       f"not a chase of top-1 retrievals")
             return self.new_job(("rank", k, sel, excl), red, kind="blocked", deps=deps_f, free=True, blocked="rank",
@@ -408,7 +408,7 @@ class _Builder:
             which = "smaller" if op == "max" else "larger"
             return self.new_job(("rank", k, sel, excl), red, kind="chain", deps=deps_f, free=False, hops=k - 1,
                                 rank=k, op=op, pointer=f"next_{self.tree.info[i].label}",
-                                description=f"{desc} ({_ordinal(k)} {'largest' if op == 'max' else 'smallest'}: "
+                                description=f"{desc} ({ordinal(k)} {'largest' if op == 'max' else 'smallest'}: "
                                             f"{k - 1} look-up(s) of the next {which} score)"), tuple(extras)
         if chain is not None:
             m, pointer, hops = chain

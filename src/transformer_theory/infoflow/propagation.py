@@ -27,7 +27,7 @@ import numpy as np
 from transformer_theory.checks import is_integer
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.schedule import ALL, CLS, TOKENS, Bottleneck, Schedule, find_schedule
-from transformer_theory.infoflow.trees import Reduction, Tree, _Ctx
+from transformer_theory.infoflow.trees import EvalContext, Reduction, Tree
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ class Propagation:
         node = self.tree.info[job.representative].node
         if job.kind == "chain" and job.rank >= 2:  # a k-th largest: top-1 start, next-score pointer
             assert isinstance(node, Reduction)
-            scores = node.score.evaluate(_Ctx(X, {}, {}, 0).bind(node.var))[0]
+            scores = node.score.evaluate(EvalContext(X, {}, {}, 0).bind(node.var))[0]
             order = np.argsort(-scores if job.op == "max" else scores, kind="stable")
             pointer = np.empty(len(order), dtype=np.intp)
             pointer[order] = np.append(order[1:], order[-1])  # the next score; the last points to itself

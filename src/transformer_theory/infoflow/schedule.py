@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from transformer_theory.checks import positive_int
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.canonical import ALL, CLS, TOKENS, Canonical, Job, canonicalize, doubling_layers
-from transformer_theory.infoflow.trees import Positions, Reduction, Tree, _ordinal
+from transformer_theory.infoflow.trees import Positions, Reduction, Tree, ordinal
 
 __all__ = ["CLS", "TOKENS", "ALL", "SEARCH_BUDGET", "Placement", "Bottleneck", "Schedule", "find_schedule",
            "validate"]
@@ -385,7 +385,7 @@ def _bottleneck(can: Canonical, arch: Architecture, term: int, jobs: frozenset[i
         if job.kind == "chain" and job.rank >= 2 and L == 1:
             which = "largest" if job.op == "max" else "smallest"
             return Bottleneck(kind="rank", reason=(
-                f"'{job.description}' selects the position of the {_ordinal(job.rank)} {which} score: in one layer "
+                f"'{job.description}' selects the position of the {ordinal(job.rank)} {which} score: in one layer "
                 f"only the top-1 position is cheap to retrieve, the k-th (k >= 2) costs a parameter exponent "
                 f"growing with T (InfoFlow Theorem 2, as summarised)"), **b)
         if earliest[j] + after[j] > L:

@@ -139,7 +139,7 @@ def triangle_center(squared: bool = False) -> Tree:
 
     Order-3 comparison (repeated indices allowed). Inputs ``x(t) ~ N(0, 2 I_2)`` with the norm of
     each token clamped to [0.2, 4] (as summarised). Evaluated over pairs t1 <= t2 and a batched third
-    index in float64 (symmetric score; see :meth:`Reduction._fused_chain`).
+    index in float64 (symmetric score; see :meth:`Reduction.fused_chain`).
     """
     phi = NormOfSum(("t1", "t2", "t3"), squared=squared)
     tree = Reduction("min", "t1", Reduction("min", "t2", Reduction("min", "t3", phi, label="t3"), label="t2"),

@@ -1,7 +1,7 @@
 """What defines one training run, and the key it is stored under.
 
-A run is a model of the family, a target of :mod:`transformer_theory.infoflow.targets` at a sequence
-length, the optimiser settings and a seed. Defaults follow the common training of InfoFlow (Yu et al.
+A run is a model of the family, a registered target (:mod:`~transformer_theory.training.registry`) at a
+sequence length, the optimiser settings and a seed. Defaults follow the common training of InfoFlow (Yu et al.
 2026, §4: AdamW, weight decay 1e-2, cosine annealing) with the sizes this project measured on CPU
 (batch 256, lr 3e-3 with a 200-step warm-up).
 """
@@ -15,23 +15,19 @@ from typing import Any
 
 from transformer_theory.checks import (finite_real, is_integer, non_negative_int, non_negative_real, positive_int,
                                        positive_real, seed_value)
-from transformer_theory.infoflow import targets as target_library
-from transformer_theory.infoflow.heldout import TREES as HELD_OUT_TREES
 from transformer_theory.infoflow.trees import Tree
 from transformer_theory.models.config import TransformerConfig
+from transformer_theory.training.registry import target_function
 
 #: Bumped whenever the meaning of a stored run changes (data, loss, optimiser, schedule, metric):
 #: results of another version are recomputed, never reused.
 ENGINE_VERSION = 1
 
-#: What a run can train on, by name: the papers' targets and the held-out suite's own trees (chapter 12).
-TARGET_FUNCTIONS = {**{name: getattr(target_library, name) for name in target_library.__all__}, **HELD_OUT_TREES}
-TARGETS = tuple(TARGET_FUNCTIONS)
-
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One run: ``model`` trained on ``target(**target_args)`` with sequences of ``seq_len`` tokens.
+    """One run: ``model`` trained on ``target(**target_args)`` with sequences of ``seq_len`` tokens (``target``
+    names a function of :mod:`~transformer_theory.training.registry`).
 
     ``steps`` AdamW steps on batches of ``batch_size``; the learning rate rises linearly over ``warmup``
     steps to ``lr`` and decays by a half cosine to ``lr·min_lr_ratio`` at the last step. Weight decay
@@ -61,8 +57,7 @@ class RunConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.model, TransformerConfig):
             raise ValueError(f"model must be a TransformerConfig, got {type(self.model).__name__}")
-        if self.target not in TARGETS:
-            raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {self.target!r}")
+        target_function(self.target)
         if not isinstance(self.target_args, dict):
             raise ValueError(f"target_args must be a dict, got {self.target_args!r}")
         positive_int("seq_len", self.seq_len)
@@ -88,9 +83,8 @@ class RunConfig:
             raise ValueError(f"model.max_len = {self.model.max_len} is shorter than seq_len = {self.seq_len}")
 
     def tree(self) -> Tree:
-        """The target (one definition per target, in :mod:`transformer_theory.infoflow.targets` or
-        :mod:`transformer_theory.infoflow.heldout`)."""
-        return TARGET_FUNCTIONS[self.target](**self.target_args)
+        """The target: the registered function of that name called with ``target_args``."""
+        return target_function(self.target)(**self.target_args)
 
     def to_dict(self) -> dict[str, Any]:
         """The full configuration as JSON types."""
@@ -109,8 +103,7 @@ class RunConfig:
     @property
     def key(self) -> str:
         """Hash of the full configuration and :data:`ENGINE_VERSION` (the run's name in a store)."""
-        blob = json.dumps({"engine_version": ENGINE_VERSION, "run": self.to_dict()}, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+        return config_key(self.to_dict(), {"engine_version": ENGINE_VERSION})
 
     def batch_signature(self) -> str:
         """Runs with the same signature can train in one tensor program: everything but the seed, the
@@ -123,6 +116,13 @@ class RunConfig:
             data["model"].pop(name)
         data["n_layers"] = self.model.n_layers
         return json.dumps(data, sort_keys=True)
+
+
+def config_key(config: dict[str, Any], versions: dict[str, int]) -> str:
+    """The name of a stored run: a hash of its configuration (JSON types) and of the ``versions`` of the code that
+    give it its meaning (``{"engine_version": 1}``); a run of another version gets another name."""
+    blob = json.dumps({**versions, "run": config}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def _plain(value: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Sweeps of runs: the missing runs' tasks trained in this process or as ``dask.distributed`` tasks.
+"""Sweeps of runs: the missing runs' tasks trained in this process or as jobs (:class:`TrainingJob`) of the
+project's Dask executor (:mod:`~transformer_theory.training.jobs`).
 
 The default is a ``LocalCluster`` with one single-threaded worker process per core (two 1-thread
 processes train about 1.7x faster than one 2-thread process on this project's 2-core machines);
@@ -11,13 +12,11 @@ and drives one tqdm bar here (steps of all tasks, best validation NMSE, ETA).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
-import logging
 import os
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -25,6 +24,7 @@ from tqdm import tqdm
 
 from transformer_theory.checks import non_negative_int
 from transformer_theory.training.config import RunConfig
+from transformer_theory.training.jobs import dask_client, execute
 from transformer_theory.training.store import RunStore
 from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
 from transformer_theory.training.trainer import train_task
@@ -57,50 +57,38 @@ def reuse_freed_memory() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
 
 
-def _worker_task(task: Task, root: str, options: TrainOptions) -> list[tuple[dict[str, Any], dict | None]]:
-    """Runs on a Dask worker: train ``task`` with its store at ``root``; return records and weights."""
-    from distributed import get_worker
+@dataclass(frozen=True)
+class TrainingJob:
+    """A task to train on a Dask worker, with its checkpoints and records in the store at ``root`` (a
+    :class:`~transformer_theory.training.jobs.Job`; its result is each run's record and, if kept, weights)."""
 
-    reuse_freed_memory()
-    torch.set_num_threads(options.threads or 1)
-    worker = get_worker()
-    store = RunStore(root)
-    options = replace(options, threads=options.threads or 1, progress=False)
-    records = train_task(task, store, options, report=lambda msg: worker.log_event(PROGRESS_TOPIC, msg))
-    return [(r, store.weights(run) if options.save_weights else None) for run, r in zip(task.runs, records)]
+    task: Task
+    root: str
+    options: TrainOptions
 
+    @property
+    def key(self) -> str:
+        return f"train-{self.task.key(self.options)}"
 
-@contextlib.contextmanager
-def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> Iterator[Any]:
-    """A ``distributed.Client`` of the cluster at ``scheduler``, or of a new ``LocalCluster`` with ``n_workers``
-    single-threaded worker processes (default: one per core); closed (the local cluster shut down) on exit.
+    @property
+    def cost(self) -> int:
+        return self.task.cost
 
-    The project's one executor of independent training jobs: the engine's tasks and the Tikhonov runs.
-    """
-    import dask
-    from distributed import Client, LocalCluster
+    def run(self) -> list[tuple[dict[str, Any], dict | None]]:
+        """Runs on a Dask worker: train the task (one thread unless the options say otherwise), reporting
+        progress as Dask events."""
+        from distributed import get_worker
 
-    if n_workers is not None:
-        non_negative_int("n_workers", n_workers)
-    if scheduler is not None:
-        cluster, client = None, Client(scheduler)
-    else:
-        # forkserver: workers that have imported torch exit at once on close (spawned ones linger ~4 s until killed)
-        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
-            cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.WARNING)
-        client = Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        reuse_freed_memory()
+        torch.set_num_threads(self.options.threads or 1)
+        worker = get_worker()
+        store = RunStore(self.root)
+        options = replace(self.options, threads=self.options.threads or 1, progress=False)
+        records = train_task(self.task, store, options, report=lambda msg: worker.log_event(PROGRESS_TOPIC, msg))
+        return [(r, store.weights(run) if options.save_weights else None) for run, r in zip(self.task.runs, records)]
 
 
 def _run_on_dask(client: Any, tasks: list[Task], store: RunStore, options: TrainOptions) -> None:
-    from distributed import as_completed
-
     total = sum(t.runs[0].steps for t in tasks)
     done: dict[str, int] = {}
     best: dict[str, float] = {}
@@ -118,13 +106,10 @@ def _run_on_dask(client: Any, tasks: list[Task], store: RunStore, options: Train
 
     try:
         client.subscribe_topic(PROGRESS_TOPIC, progress)
-        futures = {client.submit(_worker_task, t, str(store.root), options, pure=False, priority=t.cost,
-                                 key=f"train-{t.key(options)}"): t for t in tasks}
-        for future in as_completed(futures):
-            task = futures[future]
-            for run, (record, weights) in zip(task.runs, future.result()):
+        for job, results in execute([TrainingJob(t, str(store.root), options) for t in tasks], client):
+            for run, (record, weights) in zip(job.task.runs, results):
                 store.put(run, record, weights)
-            done[task.key(options)] = task.runs[0].steps
+            done[job.task.key(options)] = job.task.runs[0].steps
             bar.update(sum(done.values()) - bar.n)
     finally:
         bar.close()

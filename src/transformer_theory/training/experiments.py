@@ -19,6 +19,9 @@ same runs and share one run store.
   :mod:`~transformer_theory.training.calibration`.
 * ``14_mechanism_ablation`` -- the ablation of InfoFlow §4.1's two-layer recipe (its chapter comes with its runs), in
   :mod:`~transformer_theory.training.ablation`.
+
+Importing this module registers the targets the chapters train on (:mod:`~transformer_theory.training.registry`):
+the papers' targets of :mod:`~transformer_theory.infoflow.targets` and the held-out suite's own trees.
 """
 
 from __future__ import annotations
@@ -26,14 +29,20 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from transformer_theory.infoflow import heldout as heldout_suite
+from transformer_theory.infoflow import targets
 from transformer_theory.pipeline.results import current_profile
 from transformer_theory.training import (ablation, aggregation, calibration, depth_separation, heldout,
                                          intrinsic_dimension, max_position, triangle_center)
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.experiment import Experiment, best_over_seeds
+from transformer_theory.training.registry import register_targets
 from transformer_theory.training.store import RunStore, default_store
 from transformer_theory.training.tasks import TrainOptions
 
+# the names are part of the runs' keys: chapters 07 to 11 train on the papers' targets, chapter 12 on its own trees
+register_targets({name: getattr(targets, name) for name in targets.__all__})
+register_targets(heldout_suite.TREES)
 
 EXPERIMENTS: dict[str, Experiment] = {
     "07_depth_separation": depth_separation.EXPERIMENT,

@@ -33,6 +33,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from transformer_theory.checks import positive_int, seed_value
 from transformer_theory.models import Block, TransformerConfig
 
 __all__ = [
@@ -70,12 +71,6 @@ class SyntheticData:
     b: torch.Tensor
 
 
-def _check_positive_int(**kwargs: int) -> None:
-    for name, value in kwargs.items():
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-
 def generate_synthetic_data(
     N: int = 10, d: int = 16, n: int = 100, seed: int = 0, dtype: torch.dtype = torch.float32
 ) -> SyntheticData:
@@ -90,9 +85,9 @@ def generate_synthetic_data(
     the official code leaves it, so a model created right after (see :func:`setup_experiment`) gets
     the official initialisation.
     """
-    _check_positive_int(N=N, d=d, n=n)
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    for name, value in (("N", N), ("d", d), ("n", n)):
+        positive_int(name, value)
+    seed_value(seed)
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
     random.seed(int(seed))
@@ -121,7 +116,8 @@ class TikhonovTransformer(Block):
     """
 
     def __init__(self, d: int, h: int = 1, tau: float = 1.0, ff_width: int = FF_WIDTH) -> None:
-        _check_positive_int(d=d, h=h, ff_width=ff_width)
+        for name, value in (("d", d), ("h", h), ("ff_width", ff_width)):
+            positive_int(name, value)
         if not tau > 0:
             raise ValueError(f"temperature tau must be positive, got {tau!r}")
         super().__init__(TransformerConfig(
@@ -217,7 +213,7 @@ def train_tikhonov(
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (eps > 0 and math.isfinite(eps)):
         raise ValueError(f"regularisation eps must be a positive finite number, got {eps!r}")
     eps = float(eps)
-    _check_positive_int(epochs=epochs)
+    positive_int("epochs", epochs)
     if not lr > 0:
         raise ValueError(f"learning rate lr must be positive, got {lr!r}")
     frozen = dict(frozen or {})
@@ -313,7 +309,7 @@ def frozen_eta_loss_bound(targets: torch.Tensor, ff_width: int = FF_WIDTH) -> fl
     (N, d) target matrix Y. Positive as soon as rank Y > ``ff_width``: that model class has no exact
     interpolant (the diagnostic run of the chapter).
     """
-    _check_positive_int(ff_width=ff_width)
+    positive_int("ff_width", ff_width)
     if targets.dim() not in (2, 3) or (targets.dim() == 3 and targets.shape[1] != 1):
         raise ValueError(f"targets must be (N, d) or (N, 1, d), got {tuple(targets.shape)}")
     Y = targets.reshape(targets.shape[0], -1).detach().double()

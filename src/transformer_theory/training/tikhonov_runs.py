@@ -9,32 +9,30 @@ into a :class:`~transformer_theory.training.store.RecordStore`: by default the s
 profile's run store, which reads the committed ``results/<profile>/runs/tikhonov/`` first. A matching record
 is reused; a corrupt, stale or inconsistent one counts as missing and is trained again.
 
-Missing runs are independent jobs for :func:`~transformer_theory.training.distributed.dask_client` (a local
-cluster of single-threaded workers, or an existing cluster), longest first. Each run seeds its own data and
-model, so its numbers do not depend on where, or next to which other runs, it was trained.
+Each run is a job (:class:`TikhonovRun`) of the engine's executor (:func:`~transformer_theory.training.jobs.run_jobs`):
+missing runs are trained in this process, on a local cluster of single-threaded workers or on an existing
+cluster, longest first. Each run seeds its own data and model, so its numbers do not depend on where, or next
+to which other runs, it was trained.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
 import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
 
 from transformer_theory.checks import finite_real, is_real, non_negative_int, positive_int, positive_real, seed_value
-from transformer_theory.pipeline.paths import run_store_folders
 from transformer_theory.pipeline.provenance import environment
 from transformer_theory.pipeline.results import current_profile
-from transformer_theory.training.distributed import dask_client
-from transformer_theory.training.store import RecordStore
+from transformer_theory.training.config import config_key
+from transformer_theory.training.jobs import run_jobs
+from transformer_theory.training.store import RecordStore, default_store
 from transformer_theory.training.tikhonov import FF_WIDTH, StageResult, epsilon_sweep, setup_experiment
 
 #: Bumped whenever the meaning of a stored Tikhonov run changes (data, model, loss, optimiser, schedule):
@@ -75,8 +73,7 @@ def run_config(experiment: Experiment, N: int, d: int, n: int, seed: int) -> dic
 
 def run_key(config: dict[str, Any]) -> str:
     """Hash of the configuration and :data:`TIKHONOV_VERSION` (the run's name in a store)."""
-    blob = json.dumps({"tikhonov_version": TIKHONOV_VERSION, "run": config}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    return config_key(config, {"tikhonov_version": TIKHONOV_VERSION})
 
 
 def _encode(values: Sequence[float], precision: str) -> list[float]:
@@ -150,6 +147,28 @@ def train_run(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class TikhonovRun:
+    """The run of ``config`` as a :class:`~transformer_theory.training.jobs.StoredJob`: named by its
+    :func:`run_key`, costing its epochs, trained by :func:`train_run`, checked by :func:`valid_run_record`."""
+
+    config: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return run_key(self.config)
+
+    @property
+    def cost(self) -> int:
+        return sum(self.config["epochs"])
+
+    def run(self) -> dict[str, Any]:
+        return train_run(self.config)
+
+    def valid(self, record: dict[str, Any]) -> bool:
+        return valid_run_record(record, self.config)
+
+
 def stages_of(record: dict[str, Any]) -> list[StageResult]:
     """The stages of a stored run, with the numbers the training produced (bit for bit)."""
     precision = record["losses_precision"]
@@ -160,9 +179,9 @@ def stages_of(record: dict[str, Any]) -> list[StageResult]:
 
 def default_tikhonov_store(profile: str) -> RecordStore:
     """The subfolder ``tikhonov/`` of the run store of ``profile`` (see
-    :func:`~transformer_theory.pipeline.paths.run_store_folders`)."""
-    root, read_also = run_store_folders(profile)
-    return RecordStore(root / SUBFOLDER, [folder / SUBFOLDER for folder in read_also])
+    :func:`~transformer_theory.training.store.default_store`)."""
+    runs = default_store(profile)
+    return RecordStore(runs.root / SUBFOLDER, [folder / SUBFOLDER for folder in runs.read_also])
 
 
 def run_experiments(
@@ -187,35 +206,6 @@ def run_experiments(
         store = default_tikhonov_store(current_profile())
     elif not isinstance(store, RecordStore):
         store = RecordStore(store)
-
-    def stored(config: dict[str, Any]) -> dict[str, Any] | None:
-        return store.read(run_key(config), partial(valid_run_record, config=config))
-
-    def put(config: dict[str, Any], record: dict[str, Any]) -> None:
-        if not valid_run_record(record, config):
-            raise RuntimeError(f"Tikhonov run {run_key(config)}: the training returned an inconsistent record")
-        store.write(run_key(config), record)
-
-    missing: dict[str, dict[str, Any]] = {}
-    for config in sorted(configs.values(), key=lambda c: -sum(c["epochs"])):
-        if run_key(config) not in missing and stored(config) is None:
-            missing[run_key(config)] = config
-    if missing and scheduler is None and n_workers == 0:
-        for config in missing.values():
-            put(config, train_run(config))
-    elif missing:
-        from distributed import as_completed
-
-        workers = None if scheduler is not None else min(n_workers or os.cpu_count() or 1, len(missing))
-        with dask_client(scheduler, workers) as client:
-            futures = {client.submit(train_run, config, key=f"tikhonov-{key}", priority=sum(config["epochs"]),
-                                     pure=False): config for key, config in missing.items()}
-            for future in as_completed(futures):
-                put(futures[future], future.result())
-    out = {}
-    for name, config in configs.items():
-        record = stored(config)
-        if record is None:
-            raise RuntimeError(f"Tikhonov run {name!r} did not produce a valid record in {store.root}")
-        out[name] = (stages_of(record), float(record["wall_time_s"]))
-    return out
+    records = run_jobs([TikhonovRun(config) for config in configs.values()], store, scheduler=scheduler,
+                       workers=n_workers)
+    return {name: (stages_of(record), float(record["wall_time_s"])) for name, record in zip(configs, records)}
