@@ -26,8 +26,8 @@ import torch
 
 from transformer_theory.pipeline.reproduce import MODELS_PER_TASK, chapter_runs
 from transformer_theory.tables import markdown_table
-from transformer_theory.training import Task, TrainOptions, experiment, plan_tasks, train_task
-from transformer_theory.training.experiments import EXPERIMENTS
+from transformer_theory.chapters import EXPERIMENTS, experiment
+from transformer_theory.training import Task, TrainOptions, plan_tasks, train_task
 
 
 def timed(task: Task, steps: int) -> float:

@@ -38,8 +38,8 @@ import torch
 
 from torch.utils.flop_counter import FlopCounterMode
 
-from transformer_theory.training import (Ensemble, RunStore, Task, TrainOptions, experiment, init_model, train_runs,
-                                        train_task)
+from transformer_theory.chapters import experiment
+from transformer_theory.training import Ensemble, RunStore, Task, TrainOptions, init_model, train_runs, train_task
 from transformer_theory.training.data import RunData
 from transformer_theory.training.schedule import learning_rate
 

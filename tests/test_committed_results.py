@@ -18,9 +18,10 @@ from conftest import ROOT
 from transformer_theory.pipeline.notebooks import list_notebooks
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.pipeline.runner import prepare_run
-from transformer_theory.training import RunStore, experiment
-from transformer_theory.training import aggregation, intrinsic_dimension, max_position, triangle_center
-from transformer_theory.training.depth_separation import MIN_RATIO, nmse_table, separation
+from transformer_theory.chapters import experiment
+from transformer_theory.training import RunStore
+from transformer_theory.chapters import aggregation, intrinsic_dimension, max_position, triangle_center
+from transformer_theory.chapters.depth_separation import MIN_RATIO, nmse_table, separation
 
 RESULTS = ROOT / "results" / "book"
 NOTEBOOKS = list_notebooks()
@@ -195,7 +196,7 @@ def test_committed_runs_give_the_recorded_scoreboard() -> None:
     """Chapter 12: every run of the book profile is committed, and the scoreboard and agreement rate recomputed
     from the committed records with the committed predictions equal what the chapter recorded."""
     from transformer_theory.infoflow.heldout import agreement, configurations, scoreboard
-    from transformer_theory.training.heldout import best_nmse, committed_predictions
+    from transformer_theory.chapters.heldout import best_nmse, committed_predictions
 
     data, results = _chapter12_results()
     values, doc = data["values"], committed_predictions()
@@ -217,7 +218,7 @@ def test_predictions_were_committed_before_the_runs() -> None:
     import subprocess
 
     from transformer_theory.infoflow.heldout import PREDICTIONS_FILE
-    from transformer_theory.training.heldout import commit_that_added, committed_predictions, is_ancestor
+    from transformer_theory.chapters.heldout import commit_that_added, committed_predictions, is_ancestor
 
     data, results = _chapter12_results()
     added = commit_that_added(str(PREDICTIONS_FILE))

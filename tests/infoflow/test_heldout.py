@@ -11,7 +11,7 @@ from transformer_theory.infoflow.heldout import (CRITERION, PREDICTIONS_FILE, TR
                                                  predictions_document, scoreboard)
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import experiment_configs
-from transformer_theory.training.predictions import write_predictions
+from transformer_theory.chapters.predictions import write_predictions
 from transformer_theory.pipeline.paths import project_root
 
 CONFIGS = configurations()
@@ -109,7 +109,7 @@ def test_the_committed_predictions_are_what_the_library_computes():
     for key in ("description", "eps", "gamma", "criterion", "configurations"):
         assert data[key] == now[key], (
             f"{PREDICTIONS_FILE} is stale ({key}): the calculator now predicts otherwise. If no training results "
-            f"were committed yet, rerun `python -m transformer_theory.training.predictions` and commit the file alone")
+            f"were committed yet, rerun `python -m transformer_theory.chapters.predictions` and commit the file alone")
     assert data["git"]["dirty"] is False and re.fullmatch("[0-9a-f]{40}", data["git"]["commit"])
 
 

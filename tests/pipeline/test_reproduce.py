@@ -137,7 +137,7 @@ def test_the_training_chapters_runs_are_trained_first_on_dask(project: Path, cli
                   "\n".join(f"{name} = None" for name in TINY),
                   f"""
                   from transformer_theory.pipeline.results import record
-                  from transformer_theory.training import experiment, run_experiment
+                  from transformer_theory.chapters import experiment, run_experiment
                   parameters = {{name: globals()[name] for name in {sorted(TINY)!r}}}
                   results = run_experiment("{TRAINING_CHAPTER}", parameters, n_workers=0)
                   record("models_per_task", sorted({{rec["task"]["models"] for _, rec in results}}))

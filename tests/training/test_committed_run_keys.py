@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+import transformer_theory.chapters  # noqa: F401 (registers the targets the committed runs name)
 from conftest import ROOT
 from transformer_theory.infoflow.trees import Tree
 from transformer_theory.training import RunConfig, RunStore, tikhonov_runs

@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
+from transformer_theory.infoflow.targets import pairwise_max
 from transformer_theory.models import TransformerConfig
-from transformer_theory.training import RunConfig
+from transformer_theory.training import RunConfig, register_targets
+
+# the engine knows no target: its tests register the one their runs train on (the chapters register theirs)
+register_targets({"pairwise_max": pairwise_max})
 
 #: Options for in-process test runs: no progress bar, one thread (as a Dask worker uses).
 QUIET = {"progress": False, "threads": 1}

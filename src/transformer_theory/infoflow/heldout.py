@@ -9,8 +9,8 @@ verdict, is the claim. Every target is evaluable (``tree.sample``), has a scalar
 CPU-trainable transformer with CLS readout (``d = 4``, ``T <= 32``, ``<= 3`` layers, ``E <= 48``).
 
 The predictions and the **observation criterion** are written to ``results/book/12_predictions.json``
-(:func:`transformer_theory.training.predictions.write_predictions`, ``python -m
-transformer_theory.training.predictions``) and committed before any network is trained; chapter 12
+(:func:`transformer_theory.chapters.predictions.write_predictions`, ``python -m
+transformer_theory.chapters.predictions``) and committed before any network is trained; chapter 12
 (``12_predictions_vs_training``) compares them with trained networks.
 """
 
@@ -322,7 +322,7 @@ def agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def predictions_document(eps: float = EPS, gamma: float = GAMMA) -> dict[str, Any]:
-    """What ``training.predictions.write_predictions`` stores, without the provenance."""
+    """What ``chapters.predictions.write_predictions`` stores, without the provenance."""
     return {"description": ("InfoFlow calculator predictions for the held-out suite, written before any training "
                             "(chapter 12 compares them with trained networks)"),
             "eps": eps, "gamma": gamma, "criterion": CRITERION, "configurations": predictions(eps, gamma)}

@@ -150,9 +150,9 @@ def _claims(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from transformer_theory.chapters import best_over_seeds, run_experiment
     from transformer_theory.pipeline.profiles import load_profile
     from transformer_theory.training import TrainOptions
-    from transformer_theory.training.experiments import best_over_seeds, run_experiment
 
     options = TrainOptions(device=args.device, compile=args.compile)
     values = {**load_profile(args.profile).get(args.experiment, {}), **_pairs(args.parameter, parse_value)}

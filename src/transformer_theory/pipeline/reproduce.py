@@ -79,7 +79,7 @@ def chapter_runs(profile: str, names: Sequence[str]) -> list[Any]:
     """The runs (:class:`~transformer_theory.training.RunConfig`) that the training chapters among ``names`` ask
     for under ``profile``: each experiment's runs for the profile's entry of its chapter, as the notebook and the
     ``train`` command get them, each run once (a run two parts of a chapter share is trained once)."""
-    from transformer_theory.training.experiments import EXPERIMENTS
+    from transformer_theory.chapters import EXPERIMENTS
 
     entries = load_profile(profile)
     runs = [r.config for name in names if name in EXPERIMENTS for r in EXPERIMENTS[name].runs(entries.get(name, {}))]
@@ -93,8 +93,8 @@ def train_chapters(profile: str, names: Sequence[str], n_workers: int | None = N
     process, one task after another. The store is :func:`~transformer_theory.training.default_store`'s (a
     reproduction's fresh one through :data:`~transformer_theory.pipeline.paths.RUNS_ENV`). Returns the runs,
     tasks, workers and wall time, or ``None`` when nothing was missing."""
+    from transformer_theory.chapters import EXPERIMENTS
     from transformer_theory.training import default_store, plan_tasks, train_runs
-    from transformer_theory.training.experiments import EXPERIMENTS
 
     store = default_store(profile)
     missing = [run for run in chapter_runs(profile, names) if store.get(run) is None]

@@ -43,7 +43,7 @@ def plot_cls_attention(weights: np.ndarray, n_rows: int = 12) -> plt.Figure:
 
 def plot_cost_law(rows: Sequence[dict[str, Any]]) -> plt.Figure:
     """Best validation NMSE against the counted parameters, one line per aggregated-set size ``T0``, from the rows
-    of :func:`~transformer_theory.training.aggregation.cost_law_table` (``T0``, ``parameters``, ``nmse``,
+    of :func:`~transformer_theory.chapters.aggregation.cost_law_table` (``T0``, ``parameters``, ``nmse``,
     ``predicted_exponent``); log-log."""
     series: dict[int, list[tuple[int, float]]] = {}
     exponent: dict[int, float] = {}

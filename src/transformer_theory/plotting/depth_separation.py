@@ -32,7 +32,7 @@ def _series(rows: Sequence[dict[str, Any]], x: str) -> dict[tuple, list[tuple[fl
 
 
 def plot_depth_separation(rows: Sequence[dict[str, Any]], *, ffn_width: int, width_seq_len: int) -> plt.Figure:
-    """Two panels from the rows of :func:`~transformer_theory.training.depth_separation.nmse_table` (each with
+    """Two panels from the rows of :func:`~transformer_theory.chapters.depth_separation.nmse_table` (each with
     ``layers``, ``heads``, ``T``, ``ffn_width``, ``nmse``, and optionally ``seed_nmse``): best validation NMSE
     against T at FFN width ``ffn_width`` (left), and against the FFN width at T = ``width_seq_len`` for every
     configuration trained at two widths or more (right). One-layer models solid, two-layer dashed; the

@@ -2,7 +2,7 @@
 validation curves of the trained models, the NMSE of one D against the sequence length, and the single-layer
 head count (P1 Table 2 beside ours).
 
-Each function takes the rows of :mod:`transformer_theory.training.intrinsic_dimension` (or run histories)
+Each function takes the rows of :mod:`transformer_theory.chapters.intrinsic_dimension` (or run histories)
 and returns a Figure.
 """
 
@@ -92,7 +92,7 @@ def plot_validation_curves(curves: Sequence[Mapping[str, Any]], title: str | Non
 
 def plot_nmse_against_length(rows: Sequence[Mapping[str, Any]]) -> plt.Figure:
     """Best validation NMSE against T (log-log), one line per head configuration: the rows of
-    :func:`~transformer_theory.training.intrinsic_dimension.sequence_length_table` (``T``, ``D``, ``nmse`` keyed by
+    :func:`~transformer_theory.chapters.intrinsic_dimension.sequence_length_table` (``T``, ``D``, ``nmse`` keyed by
     configuration name; ``None`` values skipped)."""
     points = {c: [(r["T"], r["nmse"][c]) for r in sorted(rows, key=lambda r: r["T"]) if r["nmse"].get(c) is not None]
               for c in COLUMNS}

@@ -17,7 +17,7 @@ __all__ = ["plot_retrieval", "plot_probe_ratios"]
 
 def plot_retrieval(rows: Sequence[dict[str, Any]]) -> plt.Figure:
     """Best validation NMSE against T from the rows of
-    :func:`~transformer_theory.training.max_position.nmse_table` (each with ``layers``, ``k``, ``T``, ``nmse``,
+    :func:`~transformer_theory.chapters.max_position.nmse_table` (each with ``layers``, ``k``, ``T``, ``nmse``,
     ``predicted_efficient`` and optionally ``seed_nmse``): one line per (layers, k), one layer solid and two
     layers dashed, open markers where the calculator predicts the configuration inefficient; the seeds' own
     values as small grey dots."""
@@ -54,7 +54,7 @@ def plot_retrieval(rows: Sequence[dict[str, Any]]) -> plt.Figure:
 
 
 def plot_probe_ratios(rows: Sequence[dict[str, Any]], argmax_bar: float, second_bar: float) -> plt.Figure:
-    """Grouped bars from the rows of :func:`~transformer_theory.training.max_position.probe_table` (``heads``,
+    """Grouped bars from the rows of :func:`~transformer_theory.chapters.max_position.probe_table` (``heads``,
     ``head``, ``argmax_ratio``, ``second_ratio``): per (configuration, layer-1 head) the recovery-error ratio
     trained / initialisation of the argmax token and of the second-largest one, with the criterion's bars
     (``argmax_bar``: at most, ``second_bar``: at least) as horizontal lines."""

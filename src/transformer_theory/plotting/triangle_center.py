@@ -28,9 +28,9 @@ def _log2_axis(ax: plt.Axes, ticks: Sequence[int]) -> None:
 
 def plot_triangle_center(rows: Sequence[dict[str, Any]], growth: Sequence[dict[str, Any]]) -> plt.Figure:
     """Two panels. Left: best validation NMSE against T per configuration, from the rows of
-    :func:`~transformer_theory.training.triangle_center.nmse_table` (``h1, h2, E, T, nmse, paper_nmse``), ours
+    :func:`~transformer_theory.chapters.triangle_center.nmse_table` (``h1, h2, E, T, nmse, paper_nmse``), ours
     solid with circles, the paper's dashed with crosses. Right, log-log: the comparison number and ``T^3`` from the
-    rows of :func:`~transformer_theory.training.triangle_center.comparison_growth`, and each configuration's
+    rows of :func:`~transformer_theory.chapters.triangle_center.comparison_growth`, and each configuration's
     attention comparisons (its ``capacity ...`` columns)."""
     if not rows or not growth:
         raise ValueError("rows and growth must be non-empty: nothing to plot")

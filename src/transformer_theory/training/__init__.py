@@ -1,6 +1,6 @@
 """Training of the torch models: the engine (batched, resumable, distributed training of the model family on
-InfoFlow's targets), Paper A's Tikhonov experiment (:mod:`~transformer_theory.training.tikhonov`) and the
-held-out suite's predictions (:mod:`~transformer_theory.training.predictions`).
+registered targets) and Paper A's Tikhonov experiment (:mod:`~transformer_theory.training.tikhonov`). The book's
+training chapters, which use the engine, are :mod:`transformer_theory.chapters`; the engine imports none of them.
 
 * :class:`RunConfig` -- one run (model, target, sizes, optimiser, seed); its ``key`` names it in a store.
 * :func:`register_targets` -- the targets runs can name (:mod:`.registry`; the chapters register theirs).
@@ -10,20 +10,17 @@ held-out suite's predictions (:mod:`~transformer_theory.training.predictions`).
   in the run store's ``tikhonov/`` and on the same executor (:mod:`.jobs`).
 * :func:`train_task` -- one task: K models in one tensor program (:class:`Ensemble`), AdamW with
   warm-up and cosine schedule, validation NMSE, checkpoints, progress (:mod:`.trainer`).
-* :func:`run_experiment` -- the runs of a chapter's experiment (:mod:`.experiments`).
 """
 
 from transformer_theory.training.config import ENGINE_VERSION, RunConfig
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.ensemble import Ensemble, init_model
-from transformer_theory.training.experiments import EXPERIMENTS, best_over_seeds, experiment, run_experiment
 from transformer_theory.training.registry import register_targets
 from transformer_theory.training.store import RunStore, default_store
 from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
 from transformer_theory.training.trainer import train_task
 
 __all__ = [
-    "ENGINE_VERSION", "EXPERIMENTS", "Ensemble", "RunConfig", "RunStore", "Task", "TrainOptions", "best_over_seeds",
-    "default_store", "experiment", "init_model", "plan_tasks", "register_targets", "run_experiment", "train_runs",
-    "train_task",
+    "ENGINE_VERSION", "Ensemble", "RunConfig", "RunStore", "Task", "TrainOptions", "default_store", "init_model",
+    "plan_tasks", "register_targets", "train_runs", "train_task",
 ]

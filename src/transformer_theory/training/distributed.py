@@ -7,7 +7,9 @@ processes train about 1.7x faster than one 2-thread process on this project's 2-
 ``dask worker`` processes, or dask-jobqueue on SLURM). Workers write checkpoints and results into
 the store folder (put it on a shared filesystem for a multi-machine cluster); the results also come
 back to this process, which stores them too. Progress of the workers' tasks arrives as Dask events
-and drives one tqdm bar here (steps of all tasks, best validation NMSE, ETA).
+and drives one tqdm bar here (steps of all tasks, best validation NMSE, ETA). A worker process need not have
+imported whoever registered the runs' targets: each job carries the target functions its runs name (by
+reference, so unpickling imports their modules) and registers them before it trains.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tqdm import tqdm
 from transformer_theory.checks import non_negative_int
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.jobs import dask_client, execute
+from transformer_theory.training.registry import TargetFunction, register_targets, target_function
 from transformer_theory.training.store import RunStore
 from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
 from transformer_theory.training.trainer import train_task
@@ -65,6 +68,14 @@ class TrainingJob:
     task: Task
     root: str
     options: TrainOptions
+    #: ``(name, function)`` of each target the task's runs name, registered on the worker before it trains.
+    targets: tuple[tuple[str, TargetFunction], ...] = ()
+
+    @classmethod
+    def of(cls, task: Task, root: str, options: TrainOptions) -> TrainingJob:
+        """The job of ``task``, with the functions registered here for the targets its runs name."""
+        names = sorted({run.target for run in task.runs})
+        return cls(task, root, options, tuple((name, target_function(name)) for name in names))
 
     @property
     def key(self) -> str:
@@ -79,6 +90,7 @@ class TrainingJob:
         progress as Dask events."""
         from distributed import get_worker
 
+        register_targets(dict(self.targets))
         reuse_freed_memory()
         torch.set_num_threads(self.options.threads or 1)
         worker = get_worker()
@@ -106,7 +118,7 @@ def _run_on_dask(client: Any, tasks: list[Task], store: RunStore, options: Train
 
     try:
         client.subscribe_topic(PROGRESS_TOPIC, progress)
-        for job, results in execute([TrainingJob(t, str(store.root), options) for t in tasks], client):
+        for job, results in execute([TrainingJob.of(t, str(store.root), options) for t in tasks], client):
             for run, (record, weights) in zip(job.task.runs, results):
                 store.put(run, record, weights)
             done[job.task.key(options)] = job.task.runs[0].steps

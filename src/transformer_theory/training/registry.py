@@ -2,7 +2,7 @@
 
 The engine knows no target: a :class:`~transformer_theory.training.config.RunConfig` names its target, and the
 name (part of the run's key) is looked up here. Whoever defines runs registers the functions they train on
-(:func:`register_targets`, done for the book's chapters by :mod:`~transformer_theory.training.experiments`).
+(:func:`register_targets`, done for the book's chapters by :mod:`~transformer_theory.chapters.registry`).
 """
 
 from __future__ import annotations

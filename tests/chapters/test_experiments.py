@@ -5,6 +5,7 @@ profile entry of the chapter's name."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,9 @@ import torch
 
 from conftest import TINY_INTRINSIC as TINY, cli, make_notebook
 from transformer_theory.models import Transformer
-from transformer_theory.training import TrainOptions, best_over_seeds, experiment, plan_tasks, run_experiment
+from transformer_theory.chapters import best_over_seeds, experiment, run_experiment
+from transformer_theory.training import TrainOptions, plan_tasks
+from transformer_theory.training.jobs import dask_client
 
 
 
@@ -54,6 +57,25 @@ def test_best_over_seeds() -> None:
     rows = best_over_seeds(results)
     assert rows == [{"D": 2, "seed_nmse": {0: 0.2, 1: 0.1}, "nmse": 0.1},
                     {"D": 3, "seed_nmse": {0: None}, "nmse": None}]
+
+
+def test_a_chapter_trains_on_a_dask_worker_that_imported_no_chapter(tmp_path: Path) -> None:
+    """A worker process looks up a run's target by name: the job brings the registered functions along (the
+    worker never imports the chapters), and the records equal those trained in this process."""
+    tiny = {"steps": 4, "warmup": 1, "eval_every": 2, "batch_size": 16, "train_size": 32, "val_size": 64,
+            "encoder_width": 8, "embed_dim": 16, "head_dim": 4, "seq_lens": [4], "one_layer_heads": [1],
+            "two_layer_heads": [1, 1], "ffn_widths": [8], "width_seq_len": 4, "width_one_layer_heads": [1],
+            "seeds": [0]}
+    options = TrainOptions(progress=False, threads=1)
+    here = run_experiment("07_depth_separation", tiny, store=tmp_path / "here", n_workers=0, options=options)
+    with dask_client(n_workers=1) as client:
+        assert list(client.run(lambda: "transformer_theory.chapters" in sys.modules).values()) == [False]
+        there = run_experiment("07_depth_separation", tiny, store=tmp_path / "worker",
+                               scheduler=client.scheduler.address, options=TrainOptions(progress=False))
+        assert list(client.run(lambda: "transformer_theory.chapters" in sys.modules).values()) == [False]
+    assert [tags for tags, _ in there] == [tags for tags, _ in here]
+    for (_, a), (_, b) in zip(here, there):
+        assert a["key"] == b["key"] and a["history"] == b["history"] and b["execution"]["threads"] == 1
 
 
 def tiny_chapter(project: Path) -> Path:

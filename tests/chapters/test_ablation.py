@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from transformer_theory.training import ablation as ab
-from transformer_theory.training.experiments import experiment
-from transformer_theory.training.intrinsic_dimension import DEFAULTS as CHAPTER_10, sequence_length_runs
+from transformer_theory.chapters import ablation as ab
+from transformer_theory.chapters.registry import experiment
+from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10, sequence_length_runs
 
 
 def test_each_arm_changes_only_its_settings() -> None:

@@ -29,9 +29,9 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.training.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
+from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
                                                     best_over_seeds, experiment_run)
-from transformer_theory.training.predictions import write_committed
+from transformer_theory.chapters.predictions import write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).

@@ -14,9 +14,10 @@ from conftest import ROOT  # noqa: E402
 from transformer_theory.models import Transformer  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.aggregation import plot_cls_attention, plot_cost_law  # noqa: E402
-from transformer_theory.training import RunStore, experiment  # noqa: E402
+from transformer_theory.chapters import experiment  # noqa: E402
+from transformer_theory.training import RunStore  # noqa: E402
 from transformer_theory.training.store import trained_model  # noqa: E402
-from transformer_theory.training.aggregation import (DEFAULTS, EXPERIMENT, attention_summary, cost_law,  # noqa: E402
+from transformer_theory.chapters.aggregation import (DEFAULTS, EXPERIMENT, attention_summary, cost_law,  # noqa: E402
                                                      cost_law_table, cost_model, decoder_parameters)
 
 SMALL = {"embed_dim": 8, "head_dim": 8, "seeds": [0, 1], "cost_seq_len": 8, "cost_T0s": [1, 8],

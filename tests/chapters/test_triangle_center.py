@@ -13,8 +13,9 @@ from transformer_theory.infoflow.reference import TRIANGLE_CENTER_NMSE  # noqa: 
 from transformer_theory.models import Transformer  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.triangle_center import configuration_label, plot_triangle_center  # noqa: E402
-from transformer_theory.training import experiment, plan_tasks  # noqa: E402
-from transformer_theory.training.triangle_center import (DEFAULTS, EXPERIMENT, LEARNED_MAX_NMSE,  # noqa: E402
+from transformer_theory.chapters import experiment  # noqa: E402
+from transformer_theory.training import plan_tasks  # noqa: E402
+from transformer_theory.chapters.triangle_center import (DEFAULTS, EXPERIMENT, LEARNED_MAX_NMSE,  # noqa: E402
                                                          NEAR_ONE_MIN_NMSE, comparison_growth, judge, model,
                                                          nmse_table, predictions)
 

@@ -1,24 +1,24 @@
 """The training experiments of the book, named after their chapter notebooks.
 
-An experiment (:class:`~transformer_theory.training.experiment.Experiment`) turns its parameters (the same
+An experiment (:class:`~transformer_theory.chapters.experiment.Experiment`) turns its parameters (the same
 names and values as the chapter's ``parameters`` cell, filled from the profile entry of that name in
 ``params/<profile>.yaml``) into a list of runs, each with the tags a chapter tabulates. The CLI
 (``python -m transformer_theory train NAME --profile P``) and the notebook therefore train exactly the
 same runs and share one run store.
 
 * ``07_depth_separation`` -- InfoFlow's Theorem 1 (Yu et al. 2026), in
-  :mod:`~transformer_theory.training.depth_separation`.
+  :mod:`~transformer_theory.chapters.depth_separation`.
 * ``10_intrinsic_dimension`` -- InfoFlow §4.1 and the single-layer head count of its predecessor, in
-  :mod:`~transformer_theory.training.intrinsic_dimension`.
+  :mod:`~transformer_theory.chapters.intrinsic_dimension`.
 * ``08_max_position_retrieval``, ``09_aggregation_cost``, ``11_triangle_center`` -- InfoFlow Theorem 2 and
   §4.3, Theorem 3 and §4.4, §4.2, in :mod:`.max_position`, :mod:`.aggregation` and :mod:`.triangle_center`.
 * ``12_predictions_vs_training`` -- the held-out suite of the InfoFlow calculator, in
-  :mod:`~transformer_theory.training.heldout`: each configuration's target and architecture at its
+  :mod:`~transformer_theory.chapters.heldout`: each configuration's target and architecture at its
   sequence lengths and model sizes, the scoreboard's seeds and diagnostic follow-ups.
 * ``13_training_recipe`` -- the engine calibrated on the predecessor's head-count tables (P1 Tables 2 and 5), in
-  :mod:`~transformer_theory.training.calibration`.
+  :mod:`~transformer_theory.chapters.calibration`.
 * ``14_mechanism_ablation`` -- the ablation of InfoFlow §4.1's two-layer recipe (its chapter comes with its runs), in
-  :mod:`~transformer_theory.training.ablation`.
+  :mod:`~transformer_theory.chapters.ablation`.
 
 Importing this module registers the targets the chapters train on (:mod:`~transformer_theory.training.registry`):
 the papers' targets of :mod:`~transformer_theory.infoflow.targets` and the held-out suite's own trees.
@@ -29,13 +29,13 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from transformer_theory.chapters import (ablation, aggregation, calibration, depth_separation, heldout,
+                                         intrinsic_dimension, max_position, triangle_center)
+from transformer_theory.chapters.experiment import Experiment, best_over_seeds
 from transformer_theory.infoflow import heldout as heldout_suite
 from transformer_theory.infoflow import targets
 from transformer_theory.pipeline.results import current_profile
-from transformer_theory.training import (ablation, aggregation, calibration, depth_separation, heldout,
-                                         intrinsic_dimension, max_position, triangle_center)
 from transformer_theory.training.distributed import train_runs
-from transformer_theory.training.experiment import Experiment, best_over_seeds
 from transformer_theory.training.registry import register_targets
 from transformer_theory.training.store import RunStore, default_store
 from transformer_theory.training.tasks import TrainOptions

@@ -11,8 +11,9 @@ import pytest
 from conftest import ROOT, TINY_INTRINSIC as TINY
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE, P1_SINGLE_LAYER_NMSE
 from transformer_theory.pipeline.notebooks import notebook_parameters
-from transformer_theory.training import experiment, plan_tasks
-from transformer_theory.training.intrinsic_dimension import (DEFAULTS, EXPERIMENT, MIN_RATIOS, head_configs,
+from transformer_theory.chapters import experiment
+from transformer_theory.training import plan_tasks
+from transformer_theory.chapters.intrinsic_dimension import (DEFAULTS, EXPERIMENT, MIN_RATIOS, head_configs,
                                                              head_count_table, nmse_table, prediction_table,
                                                              ratios_during_training, retrieval_agreement,
                                                              retrieval_summary, retrieval_table,
@@ -239,7 +240,8 @@ def test_model_retrieval_agreement_reads_the_models_attention() -> None:
 
 
 def test_retrieval_table_reads_the_full_head_models_that_kept_their_weights(tmp_path) -> None:
-    from transformer_theory.training import RunStore, TrainOptions, run_experiment
+    from transformer_theory.chapters import run_experiment
+    from transformer_theory.training import RunStore, TrainOptions
 
     store = RunStore(tmp_path)
     run_experiment("10_intrinsic_dimension", TINY, store=store, n_workers=0, options=TrainOptions(progress=False))

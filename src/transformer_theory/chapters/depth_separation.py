@@ -26,7 +26,7 @@ from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
                                                     experiment_run, infoflow_model, int_list)
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIO", "TARGET", "TARGET_ARGS", "depth_separation_runs", "nmse_table",
@@ -95,7 +95,7 @@ def prediction(heads: Sequence[int], seq_len: int, embed_dim: int) -> dict[str, 
 def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per configuration of ``results`` (the ``(tags, record)`` pairs of
-    :func:`~transformer_theory.training.experiments.run_experiment` for ``parameters``): ``layers``, ``heads``,
+    :func:`~transformer_theory.chapters.registry.run_experiment` for ``parameters``): ``layers``, ``heads``,
     ``T``, ``ffn_width``, the model's ``parameters``, ``nmse`` (the best validation NMSE over seeds),
     ``seed_nmse`` (each seed's best), ``train_loss`` (the best seed's mean training loss over the evaluation
     interval that ended at its best validation NMSE: the MSE of the standardised target, about the NMSE on the

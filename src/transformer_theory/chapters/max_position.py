@@ -33,9 +33,9 @@ from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
-from transformer_theory.training.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
+from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
                                                     best_over_seeds, experiment_run)
-from transformer_theory.training.predictions import write_committed
+from transformer_theory.chapters.predictions import write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
@@ -154,7 +154,7 @@ def write_predictions(path: str | Path | None = None) -> Path:
 def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per k-th largest configuration and T of ``results`` (the ``(tags, record)`` pairs of
-    :func:`~transformer_theory.training.experiments.run_experiment`; the probe runs left out): ``part``,
+    :func:`~transformer_theory.chapters.registry.run_experiment`; the probe runs left out): ``part``,
     ``layers``, ``k``, ``T``, ``nmse`` (best validation NMSE over seeds), ``seed_nmse`` and the calculator's
     ``predicted_efficient`` and ``predicted_exponent`` (:func:`predictions`)."""
     p = EXPERIMENT.parameters(parameters)

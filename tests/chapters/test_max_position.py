@@ -12,8 +12,9 @@ import torch  # noqa: E402
 from conftest import ROOT  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.max_position import plot_probe_ratios, plot_retrieval  # noqa: E402
-from transformer_theory.training import RunStore, experiment, init_model  # noqa: E402
-from transformer_theory.training.max_position import (CRITERION, DEFAULTS, EXPERIMENT, judge_table,  # noqa: E402
+from transformer_theory.chapters import experiment  # noqa: E402
+from transformer_theory.training import RunStore, init_model  # noqa: E402
+from transformer_theory.chapters.max_position import (CRITERION, DEFAULTS, EXPERIMENT, judge_table,  # noqa: E402
                                                       nmse_table, probe_table)
 
 SMALL = {"seq_lens": [4, 8], "ks": [1, 2], "embed_dim": 8, "head_dim": 4, "seeds": [0, 1], "probe_seq_len": 4,

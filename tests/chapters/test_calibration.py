@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from transformer_theory.training import calibration as cal
-from transformer_theory.training.experiments import experiment
+from transformer_theory.chapters import calibration as cal
+from transformer_theory.chapters.registry import experiment
 
 TINY = dict(heads=[3, 4], seq_lens=[4, 6], head_dim=4, ffn_width=8, steps=20, seeds=[0, 1, 2], double_heads=[4],
             double_seq_len=4, tl_heads=[1, 2, 3], tl_seq_len=4, tl_embed_dim=8, tl_ffn_width=8, tl_steps=30,

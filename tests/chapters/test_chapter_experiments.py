@@ -11,7 +11,8 @@ import torch
 
 from conftest import ROOT
 from transformer_theory.models import Transformer, TransformerConfig
-from transformer_theory.training import aggregation, experiment, max_position, plan_tasks
+from transformer_theory.chapters import aggregation, experiment, max_position
+from transformer_theory.training import plan_tasks
 
 
 def test_max_position_runs() -> None:

@@ -2,7 +2,7 @@
 
 The calculator's predictions and the observation criterion of :mod:`transformer_theory.infoflow.heldout` go
 to ``results/book/12_predictions.json`` with the git commit, so the history shows them before the training
-results. Run ``python -m transformer_theory.training.predictions`` and commit the file alone.
+results. Run ``python -m transformer_theory.chapters.predictions`` and commit the file alone.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def write_committed(document: dict[str, Any], default: Path, path: str | Path | 
 def write_predictions(path: str | Path | None = None) -> Path:
     """Write :func:`~transformer_theory.infoflow.heldout.predictions_document` (chapter 12) to ``path`` (default
     ``results/book/12_predictions.json`` in the repository) with :func:`write_committed`."""
-    document = {**predictions_document(), "written_by": "transformer_theory.training.predictions.write_predictions"}
+    document = {**predictions_document(), "written_by": "transformer_theory.chapters.predictions.write_predictions"}
     return write_committed(document, PREDICTIONS_FILE, path)
 
 

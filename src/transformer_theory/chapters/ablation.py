@@ -2,7 +2,7 @@
 it takes to train it: which change to chapter 10's recipe makes the full-head models find the mechanism.
 
 Every arm trains the three head configurations (D, D), (D−1, D), (D, D−1) of chapter 10
-(:func:`~transformer_theory.training.intrinsic_dimension.head_configs`) on
+(:func:`~transformer_theory.chapters.intrinsic_dimension.head_configs`) on
 ``Σ_{i≤D} max_{s,t} x(s)ᵀ A_i x(t)`` at one D and T, with the same budget (``steps``) and seeds, and changes one
 setting of chapter 10's recipe (:data:`ARMS`). The arms and the criterion (:data:`CRITERION`) and the prediction
 (:data:`PREDICTION`) were committed before any of their runs was trained.
@@ -15,11 +15,11 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from transformer_theory.checks import positive_int
-from transformer_theory.training.experiment import (Experiment, ExperimentRun, best_over_seeds, experiment_run,
+from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, best_over_seeds, experiment_run,
                                                     infoflow_model, seed_list)
-from transformer_theory.training.intrinsic_dimension import CONFIG_NAMES
-from transformer_theory.training.intrinsic_dimension import DEFAULTS as CHAPTER_10
-from transformer_theory.training.intrinsic_dimension import (head_configs, model_retrieval_agreement, retrieval_summary,
+from transformer_theory.chapters.intrinsic_dimension import CONFIG_NAMES
+from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10
+from transformer_theory.chapters.intrinsic_dimension import (head_configs, model_retrieval_agreement, retrieval_summary,
                                                             separation_ratios)
 from transformer_theory.training.store import RunStore, trained_model
 
@@ -113,7 +113,7 @@ EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, lambda values: ablati
 
 def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples: int = 1024) -> int | None:
     """The most terms of the target that a (D, D) model of ``arm`` retrieves in both layers
-    (:func:`~transformer_theory.training.intrinsic_dimension.retrieval_summary`, over the seeds whose weights
+    (:func:`~transformer_theory.chapters.intrinsic_dimension.retrieval_summary`, over the seeds whose weights
     ``store`` keeps; ``None`` if none does), on ``n_samples`` fresh inputs."""
     learned = []
     for run in ablation_runs(AblationParameters(arms=[arm], D=p.D, seq_len=p.seq_len, steps=p.steps, seeds=p.seeds)):
@@ -129,7 +129,7 @@ def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples:
 def ablation_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], p: AblationParameters,
                    store: RunStore | None = None) -> list[dict[str, Any]]:
     """One row per arm: ``arm``, ``setting`` (what it changes), ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``,
-    ``nmse_missing``, ``ratio`` (as :func:`~transformer_theory.training.intrinsic_dimension.separation_ratios`),
+    ``nmse_missing``, ``ratio`` (as :func:`~transformer_theory.chapters.intrinsic_dimension.separation_ratios`),
     ``gain`` (ratio over the baseline's; ``None`` without a baseline), ``helps`` (:data:`CRITERION`) and
     ``retrieved_terms`` (:func:`retrieved_terms` with ``store``; ``None`` without one)."""
     rows = []

@@ -31,9 +31,9 @@ import numpy as np
 from transformer_theory.checks import positive_int, positive_real, seed_value
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import P1_SINGLE_LAYER_NMSE, P1_TWO_LAYER_NMSE_RANGE
-from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
                                                     experiment_run, infoflow_model, int_list, seed_list)
-from transformer_theory.training.intrinsic_dimension import prediction
+from transformer_theory.chapters.intrinsic_dimension import prediction
 
 __all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "PREDICTION", "CalibrationParameters",
            "budget_check_table", "calibration_runs", "head_count_table", "head_count_verdicts",
@@ -108,7 +108,7 @@ class CalibrationParameters:
                              f"tl_embed_dim >= h, got tl_embed_dim = {self.tl_embed_dim}")
 
     def settings(self) -> dict[str, Any]:
-        """The training settings :func:`~transformer_theory.training.experiment.experiment_run` reads (fresh
+        """The training settings :func:`~transformer_theory.chapters.experiment.experiment_run` reads (fresh
         samples every step: no ``train_size``)."""
         return {**asdict(self), "train_size": None}
 
@@ -157,7 +157,7 @@ def head_count_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
     """One row per (T, h) of the one-layer runs in ``results`` (``(tags, record)`` pairs): ``T``, ``h``, ``D``,
     ``nmse`` (best over seeds), ``mean`` and ``std`` over seeds, ``seed_nmse``, P1 Table 2's ``paper_nmse`` and
     ``paper_std`` (mean and standard deviation; ``None`` at a T or D it lacks) and the calculator's
-    :func:`~transformer_theory.training.intrinsic_dimension.prediction`."""
+    :func:`~transformer_theory.chapters.intrinsic_dimension.prediction`."""
     rows = []
     for row in best_over_seeds(_part(results, "head_count")):
         h, T = row["h"], row["T"]

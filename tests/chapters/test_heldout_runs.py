@@ -8,12 +8,16 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from tiny_runs import QUIET, restore_threads  # noqa: F401 (autouse fixture)
+from transformer_theory.chapters import experiment
+from transformer_theory.chapters.heldout import LATE_GAIN, PLATEAU, best_nmse, curve_summary, diagnose, heldout_runs, selected
 from transformer_theory.infoflow.heldout import CRITERION, configurations
-from transformer_theory.pipeline.notebooks import notebook_parameters
-from transformer_theory.training import TrainOptions, experiment, plan_tasks, train_task
 from transformer_theory.infoflow.heldout import predictions, scoreboard
-from transformer_theory.training.heldout import LATE_GAIN, PLATEAU, best_nmse, curve_summary, diagnose, heldout_runs, selected
+from transformer_theory.pipeline.notebooks import notebook_parameters
+from transformer_theory.training import TrainOptions, plan_tasks, train_task
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+#: Options for in-process test runs: no progress bar, one thread (as a Dask worker uses).
+QUIET = {"progress": False, "threads": 1}
 
 NAME = "12_predictions_vs_training"
 DEFAULTS = experiment(NAME).defaults

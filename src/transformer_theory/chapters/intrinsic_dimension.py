@@ -17,7 +17,7 @@
   (``sl_seq_lens``), to see whether the gap between (D, D) and a missing head grows with T, as the calculator's
   aggregation exponent ``max(2, Td/E − 1)`` says it should (InfoFlow trains at T = 64, the book profile at 16).
 
-Both use the InfoFlow/P1 model of :func:`~transformer_theory.training.experiment.infoflow_model`; the
+Both use the InfoFlow/P1 model of :func:`~transformer_theory.chapters.experiment.infoflow_model`; the
 parameters below are the chapter's ``parameters`` cell (the profiles override them). The tables a chapter shows
 are :func:`nmse_table`, :func:`sequence_length_table` and :func:`head_count_table`, with the papers' numbers
 (:mod:`transformer_theory.infoflow.reference`) and InfoFlow's prediction for each row.
@@ -40,7 +40,7 @@ from transformer_theory.infoflow.trees import Tree
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
 from transformer_theory.training.store import RunStore, trained_model
-from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
                                                     experiment_run, infoflow_model, int_list)
 
 __all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
@@ -239,7 +239,7 @@ def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                parameters: dict[str, Any] | None = None, part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
     """:func:`prediction_table` with the measurement: ``nmse`` (best validation NMSE, the minimum over seeds of
     the runs of ``part`` in ``results``, the ``(tags, record)`` pairs of
-    :func:`~transformer_theory.training.experiments.run_experiment`; ``None`` if no seed has one) and
+    :func:`~transformer_theory.chapters.registry.run_experiment`; ``None`` if no seed has one) and
     ``seed_nmse`` (each seed's best)."""
     measured = {(r["D"], r["h1"], r["h2"]): r for r in best_over_seeds(_part(results, _part_name(part)))}
     rows = []

@@ -22,7 +22,7 @@ from transformer_theory.infoflow.stats import comparison_capacity, comparison_st
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
-from transformer_theory.training.experiment import Experiment, ExperimentRun, best_over_seeds
+from transformer_theory.chapters.experiment import Experiment, ExperimentRun, best_over_seeds
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE", "comparison_growth", "judge", "model",
            "nmse_table", "paper_key", "predictions", "runs"]
@@ -107,7 +107,7 @@ def predictions(parameters: dict[str, Any] | None = None) -> list[dict[str, Any]
 def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per (configuration, T) of ``results`` (the ``(tags, record)`` pairs of
-    :func:`~transformer_theory.training.experiments.run_experiment` for ``parameters``): ``h1, h2, E, T``,
+    :func:`~transformer_theory.chapters.registry.run_experiment` for ``parameters``): ``h1, h2, E, T``,
     ``nmse`` (best validation NMSE over seeds), ``seed_nmse``, ``paper_nmse`` (InfoFlow §4.2 as summarised;
     ``None`` where the paper has no value) and the model's ``parameters``."""
     p = EXPERIMENT.parameters(parameters)

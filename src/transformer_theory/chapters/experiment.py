@@ -4,7 +4,7 @@ InfoFlow/P1 model and run every experiment of the book trains.
 Every model is the InfoFlow/P1 model of :mod:`transformer_theory.models`: a two-layer ReLU encoder, a CLS
 token, no positional encoding, no LayerNorm, residual GeLU FFNs and a linear CLS readout (the last layer
 computes only the CLS query). The registry of the book's experiments is
-:data:`transformer_theory.training.experiments.EXPERIMENTS`.
+:data:`transformer_theory.chapters.registry.EXPERIMENTS`.
 """
 
 from __future__ import annotations

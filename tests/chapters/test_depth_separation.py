@@ -7,10 +7,11 @@ import pytest
 
 from conftest import ROOT
 from transformer_theory.pipeline.notebooks import notebook_parameters
-from transformer_theory.training import experiment, plan_tasks
-from transformer_theory.training.depth_separation import (DEFAULTS, EXPERIMENT, nmse_table, prediction,
+from transformer_theory.chapters import experiment
+from transformer_theory.training import plan_tasks
+from transformer_theory.chapters.depth_separation import (DEFAULTS, EXPERIMENT, nmse_table, prediction,
                                                           separation)
-from transformer_theory.training.experiment import training_seconds
+from transformer_theory.chapters.experiment import training_seconds
 
 NOTEBOOK = ROOT / "notebooks" / "07_depth_separation.ipynb"
 

@@ -28,7 +28,7 @@ from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.pipeline.paths import project_root
 from transformer_theory.training.config import RunConfig
-from transformer_theory.training.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
                                                     infoflow_model)
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "LATE_GAIN", "SEED_SPREAD", "PLATEAU", "selected", "model_config", "heldout_runs",
