@@ -9,7 +9,7 @@ import pytest
 
 from transformer_theory.pipeline.parameters import parse_value
 from transformer_theory.pipeline.rerun import cli_value, run_command, run_it_yourself
-from transformer_theory.pipeline.results import write_json_atomic
+from transformer_theory.storage.results import write_json_atomic
 from transformer_theory.pipeline.runner import prepare_run
 
 

@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 
 #: name -> module that defines it (loaded lazily, PEP 562)
 _NOTEBOOK_API = {
-    "record": "transformer_theory.pipeline.results",
+    "record": "transformer_theory.storage.results",
     "seed_everything": "transformer_theory.seeding",
     "use_style": "transformer_theory.plotting.style",
 }

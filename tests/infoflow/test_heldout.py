@@ -12,7 +12,7 @@ from transformer_theory.infoflow.heldout import (CRITERION, PREDICTIONS_FILE, TR
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import experiment_configs
 from transformer_theory.chapters.predictions import write_predictions
-from transformer_theory.pipeline.paths import project_root
+from transformer_theory.storage.paths import project_root
 
 CONFIGS = configurations()
 

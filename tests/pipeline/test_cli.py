@@ -14,7 +14,7 @@ import pytest
 
 from conftest import cli
 from transformer_theory.pipeline.parameters import check_parameters, parse_list, parse_value
-from transformer_theory.pipeline.results import read_results, write_json_atomic
+from transformer_theory.storage.results import read_results, write_json_atomic
 
 
 # --- parameter checking (no execution) -------------------------------------------------------
@@ -188,7 +188,7 @@ def test_a_notebook_knows_its_profile(tiny_project) -> None:
     from conftest import make_notebook
 
     make_notebook(tiny_project / "notebooks" / "02_profile.ipynb", "x = 1",
-                  "from transformer_theory.pipeline.results import current_profile, record\n"
+                  "from transformer_theory.storage.results import current_profile, record\n"
                   "record('profile', current_profile())")
     for profile in ("smoke", "paper"):
         (tiny_project / "params" / f"{profile}.yaml").write_text("01_tiny:\n  scale: 2.0\n02_profile: {}\n")
@@ -196,6 +196,6 @@ def test_a_notebook_knows_its_profile(tiny_project) -> None:
         assert result.returncode == 0, result.stderr
         data = json.loads((tiny_project / "build" / "results" / profile / "02_profile.json").read_text())
         assert data["values"]["profile"] == profile
-    from transformer_theory.pipeline.results import current_profile
+    from transformer_theory.storage.results import current_profile
 
     assert current_profile() == "book"  # an interactive session

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli, make_notebook
-from transformer_theory.pipeline.results import write_json_atomic
+from transformer_theory.storage.results import write_json_atomic
 from transformer_theory.pipeline.runner import prepare_run
 
 

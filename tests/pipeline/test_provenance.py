@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 
 from conftest import ROOT, make_notebook
-from transformer_theory.pipeline.provenance import PACKAGE_ROOT, config_hash, library_modules, source_hash
+from transformer_theory.storage.provenance import PACKAGE_ROOT, config_hash, library_modules, source_hash
 
 CHAPTER_05 = ROOT / "notebooks" / "05_tikhonov.ipynb"
 

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from transformer_theory.pipeline.report import reproducibility_page, write_reproducibility_page
-from transformer_theory.pipeline.results import write_json_atomic
+from transformer_theory.storage.results import write_json_atomic
 
 
 def results(root: Path) -> Path:

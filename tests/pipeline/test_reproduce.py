@@ -32,7 +32,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         """
         if fail:
             raise RuntimeError("asked to fail")
-        from transformer_theory.pipeline.results import record
+        from transformer_theory.storage.results import record
         from transformer_theory.training.tikhonov_runs import Experiment, run_experiments
         (stages, _), = run_experiments([Experiment("a", [0.1], [5])], N=2, d=2, n=3, n_workers=0).values()
         record("y", 2 * x)
@@ -136,7 +136,7 @@ def test_the_training_chapters_runs_are_trained_first_on_dask(project: Path, cli
     make_notebook(project / "notebooks" / f"{TRAINING_CHAPTER}.ipynb",
                   "\n".join(f"{name} = None" for name in TINY),
                   f"""
-                  from transformer_theory.pipeline.results import record
+                  from transformer_theory.storage.results import record
                   from transformer_theory.chapters import experiment, run_experiment
                   parameters = {{name: globals()[name] for name in {sorted(TINY)!r}}}
                   results = run_experiment("{TRAINING_CHAPTER}", parameters, n_workers=0)

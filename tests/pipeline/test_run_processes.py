@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import cli
 from pipeline_helpers import Background, add_hold_notebook, gone, wait_for
-from transformer_theory.pipeline.results import read_results
+from transformer_theory.storage.results import read_results
 
 
 def results_of(root: Path, name: str) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline_helpers import Background, add_hold_notebook, gone, wait_for
-from transformer_theory.pipeline.results import read_results
+from transformer_theory.storage.results import read_results
 
 
 def point_files(root: Path, name: str, x: int) -> list[Path]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_theory.pipeline.paths import RUNS_ENV
+from transformer_theory.storage.paths import RUNS_ENV
 from transformer_theory.training import tikhonov_runs
 from transformer_theory.training.store import RecordStore
 from transformer_theory.training.tikhonov import epsilon_sweep, setup_experiment

@@ -26,7 +26,7 @@ from transformer_theory.checks import positive_int, seed_value
 from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, HeldOut, configurations
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.pipeline.paths import project_root
+from transformer_theory.storage.paths import project_root
 from transformer_theory.training.config import RunConfig
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
                                                     infoflow_model)

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, predictions_document
-from transformer_theory.pipeline.paths import project_root
-from transformer_theory.pipeline.provenance import environment
-from transformer_theory.pipeline.results import write_json_atomic
+from transformer_theory.storage.paths import project_root
+from transformer_theory.storage.provenance import environment
+from transformer_theory.storage.results import write_json_atomic
 
 
 def write_committed(document: dict[str, Any], default: Path, path: str | Path | None = None) -> Path:

@@ -34,7 +34,7 @@ from transformer_theory.chapters import (ablation, aggregation, calibration, dep
 from transformer_theory.chapters.experiment import Experiment, best_over_seeds
 from transformer_theory.infoflow import heldout as heldout_suite
 from transformer_theory.infoflow import targets
-from transformer_theory.pipeline.results import current_profile
+from transformer_theory.storage.results import current_profile
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.registry import register_targets
 from transformer_theory.training.store import RunStore, default_store
@@ -70,7 +70,7 @@ def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profi
                    models_per_task: int | None = None, options: TrainOptions = TrainOptions()) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """``(tags, record)`` for every run of experiment ``name`` with ``parameters``.
 
-    ``profile`` (default: the profile the notebook runs under, :func:`~transformer_theory.pipeline.results.current_profile`)
+    ``profile`` (default: the profile the notebook runs under, :func:`~transformer_theory.storage.results.current_profile`)
     chooses the store.
 
     Records come from the store when present (``store``: a folder or :class:`RunStore`; default

@@ -1,10 +1,10 @@
-"""The book's pipeline: checked papermill runs, sweeps, results files with provenance, the report page.
+"""The book's pipeline, the top layer: checked papermill runs, sweeps, the report page.
 
-``python -m transformer_theory`` is :mod:`~transformer_theory.pipeline.cli`. Modules: ``paths`` (project
-root, writable-output checks), ``profiles``, ``yaml12`` and ``parameters`` (profile files read as YAML 1.2,
-checked overrides), ``notebooks`` (the chapters, their ``parameters`` cells, where results are keyed),
-``runner`` (one papermill run), ``sweep`` (a grid of runs), ``results`` (``record`` and atomic JSON),
+``python -m transformer_theory`` is :mod:`~transformer_theory.pipeline.cli`. Modules: ``profiles``, ``yaml12``
+and ``parameters`` (profile files read as YAML 1.2, checked overrides), ``notebooks`` (the chapters, their
+``parameters`` cells, where results are keyed), ``runner`` (one papermill run), ``sweep`` (a grid of runs),
 ``locks`` (one run per results file), ``processes`` and ``kernels`` (workers and kernels that die with
-their parent; signals as exceptions), ``provenance`` (versions, commit, config hash), ``report``
-(reproducibility page).
+their parent; signals as exceptions), ``report`` (reproducibility page), ``reproduce``, ``rerun``, ``claims``.
+Paths, results files (``record``, atomic JSON) and provenance are the storage layer's
+(:mod:`transformer_theory.storage`), which training and the chapters use too.
 """

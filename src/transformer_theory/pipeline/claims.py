@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transformer_theory.pipeline.paths import project_root
-from transformer_theory.pipeline.results import write_text_atomic
+from transformer_theory.storage.paths import project_root
+from transformer_theory.storage.results import write_text_atomic
 from transformer_theory.tables import markdown_table
 
 #: The verdicts a claim can get.

@@ -87,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from transformer_theory.pipeline.results import partial_path
+    from transformer_theory.storage.results import partial_path
     from transformer_theory.pipeline.runner import execute, prepare_run
 
     spec = prepare_run(args.notebook, args.profile, _pairs(args.parameter, parse_value), output=args.output)
@@ -166,7 +166,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _reproduce(args: argparse.Namespace) -> int:
     from transformer_theory.pipeline.reproduce import accept, comparison_page, reproduce, reproduce_folder
-    from transformer_theory.pipeline.results import write_text_atomic
+    from transformer_theory.storage.results import write_text_atomic
 
     folder = args.output or reproduce_folder(args.profile)
     parts = reproduce(args.profile, args.notebooks, folder, run=not args.no_run, n_workers=args.workers)

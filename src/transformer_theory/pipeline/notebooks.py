@@ -11,7 +11,7 @@ from typing import Any
 
 import nbformat
 
-from transformer_theory.pipeline.paths import notebooks_dir
+from transformer_theory.storage.paths import notebooks_dir
 
 #: Chapter notebooks are named ``NN_topic.ipynb``.
 NOTEBOOK_PATTERN = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")

@@ -10,7 +10,7 @@ from typing import Any
 
 from transformer_theory.pipeline import yaml12
 from transformer_theory.pipeline.notebooks import list_notebooks, unknown_notebook
-from transformer_theory.pipeline.paths import params_dir
+from transformer_theory.storage.paths import params_dir
 
 PROFILES = ("smoke", "book", "paper")
 DEFAULT_PROFILE = "book"

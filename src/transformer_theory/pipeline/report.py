@@ -15,8 +15,8 @@ from typing import Any
 
 from transformer_theory.pipeline.locks import is_locked
 from transformer_theory.pipeline.notebooks import list_notebooks
-from transformer_theory.pipeline.paths import build_dir, check_writable_file
-from transformer_theory.pipeline.results import partial_path, write_text_atomic
+from transformer_theory.storage.paths import build_dir, check_writable_file
+from transformer_theory.storage.results import partial_path, write_text_atomic
 from transformer_theory.tables import markdown_table
 
 #: Columns of the page's table (the cells of :func:`_row`, in this order).

@@ -2,7 +2,7 @@
 
 Every notebook (or the ones named) runs under the profile into ``build/reproduce/<profile>/``: executed
 notebooks in ``executed/``, results JSONs in ``results/``, and a fresh run store in ``runs/`` (through
-:data:`~transformer_theory.pipeline.paths.RUNS_ENV`), so the training chapters and the Tikhonov runs train
+:data:`~transformer_theory.storage.paths.RUNS_ENV`), so the training chapters and the Tikhonov runs train
 again and never read the committed ``results/<profile>/``. The runs of the training chapters are trained
 first, all chapters' runs as one sweep on a local Dask cluster (:func:`train_chapters`); their notebooks then
 read them from the store. A notebook whose results there are complete and
@@ -27,9 +27,9 @@ from typing import Any
 
 from transformer_theory.checks import is_real, non_negative_int
 from transformer_theory.pipeline.notebooks import list_notebooks, resolve_notebook
-from transformer_theory.pipeline.paths import RUNS_ENV, build_dir, results_dir
+from transformer_theory.storage.paths import RUNS_ENV, build_dir, results_dir
 from transformer_theory.pipeline.profiles import load_profile
-from transformer_theory.pipeline.results import read_results, write_file_atomic, write_text_atomic
+from transformer_theory.storage.results import read_results, write_file_atomic, write_text_atomic
 from transformer_theory.pipeline.runner import RunSpec, execute, prepare_run
 from transformer_theory.tables import markdown_table
 
@@ -91,7 +91,7 @@ def train_chapters(profile: str, names: Sequence[str], n_workers: int | None = N
     lacks, as one sweep on a local Dask cluster of ``n_workers`` single-threaded workers (default: one per core;
     0: in this process), the costliest tasks first. A notebook alone would train what it misses in its own
     process, one task after another. The store is :func:`~transformer_theory.training.default_store`'s (a
-    reproduction's fresh one through :data:`~transformer_theory.pipeline.paths.RUNS_ENV`). Returns the runs,
+    reproduction's fresh one through :data:`~transformer_theory.storage.paths.RUNS_ENV`). Returns the runs,
     tasks, workers and wall time, or ``None`` when nothing was missing."""
     from transformer_theory.chapters import EXPERIMENTS
     from transformer_theory.training import default_store, plan_tasks, train_runs

@@ -13,9 +13,9 @@ from typing import Any
 
 from IPython.display import Markdown
 
-from transformer_theory.pipeline.paths import project_root
+from transformer_theory.storage.paths import project_root
 from transformer_theory.pipeline.profiles import DEFAULT_PROFILE, PROFILES
-from transformer_theory.pipeline.results import read_results
+from transformer_theory.storage.results import read_results
 from transformer_theory.pipeline.runner import RunSpec, prepare_run
 from transformer_theory.tables import markdown_table
 

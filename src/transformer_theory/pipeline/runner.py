@@ -26,10 +26,10 @@ from typing import Any
 from transformer_theory.pipeline.locks import results_lock
 from transformer_theory.pipeline.notebooks import notebook_key, notebook_parameters, resolve_notebook
 from transformer_theory.pipeline.parameters import check_parameters
-from transformer_theory.pipeline.paths import build_dir, check_writable_file
+from transformer_theory.storage.paths import build_dir, check_writable_file
 from transformer_theory.pipeline.profiles import load_profile
-from transformer_theory.pipeline.provenance import config_hash, environment, parameters_hash, source_hash
-from transformer_theory.pipeline.results import PROFILE_ENV, RESULTS_ENV, partial_path, read_results, write_json_atomic
+from transformer_theory.storage.provenance import config_hash, environment, parameters_hash, source_hash
+from transformer_theory.storage.results import PROFILE_ENV, RESULTS_ENV, partial_path, read_results, write_json_atomic
 
 
 @dataclass
@@ -56,7 +56,7 @@ class RunSpec:
 
     @functools.cached_property
     def source_hash(self) -> str:
-        """Identifies the notebook's code and the library code it imports (see :mod:`.provenance`)."""
+        """Identifies the notebook's code and the library code it imports (see :mod:`~transformer_theory.storage.provenance`)."""
         return source_hash(self.path)
 
     @property

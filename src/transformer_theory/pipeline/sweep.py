@@ -34,9 +34,9 @@ from tqdm.auto import tqdm
 
 from transformer_theory.checks import positive_int
 from transformer_theory.pipeline.locks import results_lock
-from transformer_theory.pipeline.paths import build_dir, check_writable_folder
+from transformer_theory.storage.paths import build_dir, check_writable_folder
 from transformer_theory.pipeline.processes import worker_initializer
-from transformer_theory.pipeline.results import read_results
+from transformer_theory.storage.results import read_results
 from transformer_theory.pipeline.runner import RunSpec, execute, mark_interrupted, prepare_run
 
 

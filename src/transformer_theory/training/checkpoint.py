@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from transformer_theory.pipeline.results import write_file_atomic
+from transformer_theory.storage.results import write_file_atomic
 from transformer_theory.training.config import ENGINE_VERSION
 
 #: Version of the checkpoint layout (independent of the training semantics in ``ENGINE_VERSION``).

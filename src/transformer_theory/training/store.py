@@ -26,8 +26,8 @@ from typing import Any
 import torch
 
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.pipeline.paths import run_store_folders
-from transformer_theory.pipeline.results import write_json_atomic
+from transformer_theory.storage.paths import run_store_folders
+from transformer_theory.storage.results import write_json_atomic
 from transformer_theory.training.config import ENGINE_VERSION, RunConfig
 
 
@@ -129,6 +129,6 @@ def trained_model(run: RunConfig, store: RunStore) -> Transformer:
 
 def default_store(profile: str) -> RunStore:
     """``build/runs/<profile>/``, reading the committed ``results/<profile>/runs/`` first (or the store named
-    by ``$TRANSFORMER_THEORY_RUNS`` alone; see :func:`~transformer_theory.pipeline.paths.run_store_folders`)."""
+    by ``$TRANSFORMER_THEORY_RUNS`` alone; see :func:`~transformer_theory.storage.paths.run_store_folders`)."""
     root, read_also = run_store_folders(profile)
     return RunStore(root, read_also=read_also)

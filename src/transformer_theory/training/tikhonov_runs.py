@@ -28,8 +28,8 @@ import numpy as np
 import torch
 
 from transformer_theory.checks import finite_real, is_real, non_negative_int, positive_int, positive_real, seed_value
-from transformer_theory.pipeline.provenance import environment
-from transformer_theory.pipeline.results import current_profile
+from transformer_theory.storage.provenance import environment
+from transformer_theory.storage.results import current_profile
 from transformer_theory.training.config import config_key
 from transformer_theory.training.jobs import run_jobs
 from transformer_theory.training.store import RecordStore, default_store

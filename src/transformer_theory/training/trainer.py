@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from transformer_theory.pipeline.provenance import environment
+from transformer_theory.storage.provenance import environment
 from transformer_theory.training.checkpoint import load_checkpoint, save_checkpoint
 from transformer_theory.training.config import ENGINE_VERSION
 from transformer_theory.training.data import RunData

@@ -21,7 +21,7 @@ from typing import Any
 
 import nbformat
 
-from transformer_theory.pipeline.paths import project_root
+from transformer_theory.storage.paths import project_root
 
 #: The folder of this package (the library whose modules a notebook's source hash covers).
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
