@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from transformer_theory.pipeline.results import partial_path
+    from transformer_theory.pipeline.results import failed_path, partial_path
     from transformer_theory.pipeline.runner import execute, prepare_run
 
     spec = prepare_run(args.notebook, args.profile, _pairs(args.parameter, parse_value), output=args.output)
@@ -95,11 +95,13 @@ def _run(args: argparse.Namespace) -> int:
         print(f"interrupted: the previous results (if any) are kept in {spec.results}; "
               f"this run's partial record is {partial_path(spec.results)}", file=sys.stderr)
         raise
-    print(f"{result['status']}: {spec.output} ({result['wall_time_s']:.1f} s); results {spec.results}")
-    if result["status"] != "ok":
-        print(result["error"], file=sys.stderr)
-        return 1
-    return 0
+    if result["status"] == "ok":
+        print(f"ok: {spec.output} ({result['wall_time_s']:.1f} s); results {spec.results}")
+        return 0
+    print(f"{result['error']}\nfailed ({result['wall_time_s']:.1f} s): this run's record is "
+          f"{failed_path(spec.results)}, its notebook {result['executed_notebook'] or '(none: the kernel did not start)'}; "
+          f"the previous results (if any) are kept in {spec.results}", file=sys.stderr)
+    return 1
 
 
 def _sweep(args: argparse.Namespace) -> int:

@@ -44,7 +44,11 @@ def _type_name(value: Any) -> str:
 
 
 def _typed(name: str, notebook: str, default: Any, value: Any, where: str) -> Any:
-    """Return ``value`` converted to the default's type, or raise ``ValueError`` naming the mismatch."""
+    """Return ``value`` converted to the default's type, or raise ``ValueError`` naming the mismatch.
+
+    A list must be non-empty if its default is, and its elements must have the type of the default's
+    elements when those all have one type (``[1, 2]``: integers; ``[[1, 2]]``: lists of integers).
+    """
     if default is None:  # a default that is not a literal: any value
         return value
     ok = True
@@ -57,7 +61,12 @@ def _typed(name: str, notebook: str, default: Any, value: Any, where: str) -> An
         value = float(value) if ok else value
     elif isinstance(default, (list, tuple)):
         ok = isinstance(value, (list, tuple))
-        value = list(value) if ok else value
+        if ok and default and not value:
+            raise ValueError(f"parameter '{name}' of notebook '{notebook}' expects a non-empty list "
+                             f"(default {default!r}), got []{where}")
+        if ok:
+            element = default[0] if len({type(d) for d in default}) == 1 else None
+            value = [_typed(f"{name}[{i}]", notebook, element, v, where) for i, v in enumerate(value)]
     else:
         ok = isinstance(value, type(default))
     if not ok:

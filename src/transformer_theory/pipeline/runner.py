@@ -6,8 +6,9 @@ run by path is kept under ``by-path/`` (see :func:`~.notebooks.notebook_key`).
 
 One run per results file at a time (:mod:`~.locks`). A run writes its notebook and record beside their
 final paths (``<path>.partial``, status ``running``) and moves them into place only when papermill has
-finished, so a run that is killed leaves the previous complete record and notebook as they were; one that
-is stopped by Ctrl-C or SIGTERM leaves its partial record marked ``interrupted``. The kernel dies with the
+finished without an error, so a run that is killed leaves the previous complete record and notebook as they
+were; one that is stopped by Ctrl-C or SIGTERM leaves its partial record marked ``interrupted``; one that
+fails keeps its record and notebook beside the previous ones, as ``<path>.failed``. The kernel dies with the
 run (:mod:`~.kernels`).
 """
 
@@ -29,7 +30,8 @@ from transformer_theory.pipeline.parameters import check_parameters
 from transformer_theory.pipeline.paths import build_dir, check_writable_file
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.pipeline.provenance import config_hash, environment, parameters_hash, source_hash
-from transformer_theory.pipeline.results import PROFILE_ENV, RESULTS_ENV, partial_path, read_results, write_json_atomic
+from transformer_theory.pipeline.results import (PROFILE_ENV, RESULTS_ENV, failed_path, partial_path, read_results,
+                                                  write_json_atomic)
 
 
 @dataclass
@@ -113,7 +115,9 @@ def mark_interrupted(spec: RunSpec) -> bool:
 def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
     """Execute ``spec`` with papermill (kernel ``python3``) and write its results JSON atomically.
 
-    Returns the results dict; its ``status`` is ``"ok"`` or ``"failed"`` (with ``error``). ``ValueError``
+    Returns the results dict; its ``status`` is ``"ok"`` or ``"failed"`` (with ``error``; the record and
+    notebook are then written to ``<path>.failed`` (:func:`~.results.failed_path`), and the previous results
+    stay as they were). A run that ends ``ok`` removes the ``.failed`` files. ``ValueError``
     if another run holds the results file; a ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM under
     :func:`~.processes.signals_raise`) marks the partial record ``interrupted`` and propagates.
     """
@@ -172,19 +176,24 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
+        failed = [failed_path(spec.results), failed_path(spec.output)]
+        record_path, notebook_path = failed if error else (spec.results, spec.output)
         final = {
             **header,
             "status": "failed" if error else "ok",
             "error": error,
             "wall_time_s": round(time.perf_counter() - start, 3),
             "finished_at": _now(),
-            "executed_notebook": str(spec.output) if partial_notebook.exists() else None,
+            "executed_notebook": str(notebook_path) if partial_notebook.exists() else None,
             "values": (read_results(partial_record) or {}).get("values", {}),
         }
         if partial_notebook.exists():
-            os.replace(partial_notebook, spec.output)
+            os.replace(partial_notebook, notebook_path)
         else:  # papermill wrote nothing (the kernel did not start): no notebook belongs to this record
-            spec.output.unlink(missing_ok=True)
-        write_json_atomic(spec.results, final)
+            notebook_path.unlink(missing_ok=True)
+        write_json_atomic(record_path, final)
         partial_record.unlink()
+        if not error:  # the last failure is no longer the latest word
+            for path in failed:
+                path.unlink(missing_ok=True)
     return final
