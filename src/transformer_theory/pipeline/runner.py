@@ -88,11 +88,22 @@ def prepare_run(
     if results is None:  # a custom output keeps its results JSON beside it
         results = Path(output).with_suffix(".json") if output else build_dir() / "results" / profile / f"{key}.json"
     output = Path(output) if output else build_dir() / "executed" / profile / f"{key}.ipynb"
+    check_training_chapter(path.stem, {**defaults, **from_profile, **from_cli})
     check_writable_file(output, "--output", ".ipynb")
     check_writable_file(results, "results file", ".json")
     if output.resolve() == path:
         raise ValueError(f"--output {output} is the notebook being run: papermill would overwrite it")
     return RunSpec(path, profile, {**from_profile, **from_cli}, defaults, output, Path(results), key, dict(from_cli))
+
+
+def check_training_chapter(stem: str, parameters: dict[str, Any]) -> None:
+    """Build the runs of the training chapter ``stem`` (if it is one) from its ``parameters``, so that a value its
+    experiment refuses (an empty list of seeds, a width that is no list) fails before the kernel starts."""
+    from transformer_theory.training.experiments import EXPERIMENTS
+
+    if stem in EXPERIMENTS:
+        experiment = EXPERIMENTS[stem]
+        experiment.runs({name: value for name, value in parameters.items() if name in experiment.defaults})
 
 
 def _now() -> str:
