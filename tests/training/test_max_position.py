@@ -7,7 +7,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import pytest  # noqa: E402
-import torch  # noqa: E402
 
 from conftest import ROOT  # noqa: E402
 from tiny_runs import store_weights  # noqa: E402
