@@ -5,6 +5,7 @@ profile entry of the chapter's name."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,17 @@ def test_run_command_checks_a_training_chapters_lists_before_the_kernel_starts(t
               "--output", str(tmp_path / "09.ipynb"))
     assert out.returncode == 2 and "cost_seeds[1] must be a non-negative integer" in out.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_an_unreachable_scheduler_is_a_short_error_naming_it(tmp_path: Path) -> None:
+    start = time.monotonic()
+    out = cli("train", "09_aggregation_cost", "--profile", "smoke", "--store", str(tmp_path),
+              "--scheduler", "tcp://127.0.0.1:1")
+    # the connect timeout is 5 s (distributed's default, 30 s, took 33 s in all); generous for imports on a busy machine
+    assert time.monotonic() - start < 25
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("error: cannot connect to the Dask scheduler at tcp://127.0.0.1:1")
+    assert not list(tmp_path.glob("*.json"))
 
 
 def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> None:

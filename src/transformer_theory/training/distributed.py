@@ -31,6 +31,8 @@ from transformer_theory.training.trainer import train_task
 
 #: Dask event topic of the workers' progress messages.
 PROGRESS_TOPIC = "transformer_theory.training"
+#: Seconds to wait for an existing scheduler (``scheduler=``, ``--scheduler``) to answer before giving up.
+CONNECT_TIMEOUT_S = 5
 
 
 #: glibc ``mallopt`` parameters, and the thresholds restored on workers (glibc's dynamic ceilings).
@@ -74,6 +76,7 @@ def _worker_task(task: Task, root: str, options: TrainOptions) -> list[tuple[dic
 def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` of the cluster at ``scheduler``, or of a new ``LocalCluster`` with ``n_workers``
     single-threaded worker processes (default: one per core); closed (the local cluster shut down) on exit.
+    ``ValueError`` naming the address if the scheduler does not answer within :data:`CONNECT_TIMEOUT_S`.
 
     The project's one executor of independent training jobs: the engine's tasks and the Tikhonov runs.
     """
@@ -83,7 +86,10 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> I
     if n_workers is not None:
         non_negative_int("n_workers", n_workers)
     if scheduler is not None:
-        cluster, client = None, Client(scheduler)
+        try:
+            cluster, client = None, Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, ValueError) as exc:  # unreachable (after the timeout), or a malformed address
+            raise ValueError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from None
     else:
         # forkserver: workers that have imported torch exit at once on close (spawned ones linger ~4 s until killed)
         with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
