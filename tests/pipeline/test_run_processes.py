@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from conftest import cli
-from pipeline_helpers import Background, add_hold_notebook, gone, wait_for
+from pipeline_helpers import Background, add_hold_notebook, connection_file, gone, wait_for
 from transformer_theory.pipeline.results import read_results
 
 
@@ -58,6 +58,19 @@ def test_ctrl_c_on_run_marks_it_interrupted_and_exits_130(tiny_project: Path) ->
     assert not results.exists(), "an interrupted run must not replace the results file"
     partial = read_results(results.with_name(results.name + ".partial"))
     assert partial["status"] == "interrupted" and partial["values"] == {"x_seen": 1}
+
+
+def test_an_interrupted_run_leaves_no_kernel_connection_file(tiny_project: Path) -> None:
+    name = add_hold_notebook(tiny_project)
+    with Background(tiny_project) as bg:
+        run = bg.start("run", name, "--profile", "smoke", *bg.hold_args())
+        [(kernel, _)] = bg.kernels(1)
+        connection = connection_file(kernel)
+        assert connection.is_file() and connection.parent == results_of(tiny_project, name).parent
+        os.killpg(run.pid, signal.SIGINT)
+        run.communicate(timeout=30)
+        assert run.returncode == 130 and wait_for(lambda: gone(kernel), 10)
+    assert not connection.exists(), "the kernel's connection file (with its key) was left behind"
 
 
 def test_second_concurrent_run_of_a_notebook_is_refused(tiny_project: Path) -> None:

@@ -110,11 +110,18 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def connection_path(results: Path) -> Path:
+    """The kernel's connection file of the run writing ``results`` (``<results>.kernel``, removed when it ends)."""
+    return results.with_name(results.name + ".kernel")
+
+
 def mark_interrupted(spec: RunSpec) -> bool:
-    """Mark the partial record of a stopped run ``interrupted``; whether there was one still ``running``.
+    """Mark the partial record of a stopped run ``interrupted``; whether there was one still ``running``. The
+    kernel's connection file, if the stopped process left it, is removed.
 
     Call it holding the run's lock, once the run's process (and kernel) no longer writes.
     """
+    connection_path(spec.results).unlink(missing_ok=True)
     path = partial_path(spec.results)
     data = read_results(path)
     if not data or data.get("status") != "running":
@@ -134,7 +141,7 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
     """
     import papermill
 
-    from transformer_theory.pipeline.kernels import ParentBoundKernelManager
+    from transformer_theory.pipeline.kernels import ParentBoundKernelManager, connection_file_at
 
     with results_lock(spec.results, f"notebook '{spec.name}' [{spec.profile}]"):
         partial_record, partial_notebook = partial_path(spec.results), partial_path(spec.output)
@@ -164,7 +171,8 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
         start = time.perf_counter()
         error = None
         try:
-            with warnings.catch_warnings():  # the partial notebook's name does not end in .ipynb, on purpose
+            with warnings.catch_warnings(), connection_file_at(connection_path(spec.results)):
+                # the partial notebook's name does not end in .ipynb, on purpose
                 warnings.filterwarnings("ignore", message="The specified file .* does not end in")
                 papermill.execute_notebook(
                     str(spec.path),
