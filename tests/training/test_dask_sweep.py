@@ -43,6 +43,17 @@ def test_local_cluster_equals_serial_and_cleans_up(tmp_path: Path) -> None:
     assert all(RunStore(tmp_path / "dask").weights(run) is not None for run in RUNS)
 
 
+def test_the_local_clusters_scratch_space_is_under_build_and_removed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRANSFORMER_THEORY_ROOT", str(tmp_path))
+    stale = tmp_path / "build" / "dask" / "999999999"  # a pid no process has: left by a killed run
+    stale.mkdir(parents=True)
+    with dask_client(n_workers=1) as client:
+        scratch = Path(client.run(lambda dask_worker: dask_worker.local_directory).popitem()[1])
+        assert scratch.is_relative_to(tmp_path / "build" / "dask" / str(os.getpid()))
+        assert not stale.exists()
+    assert not (tmp_path / "build" / "dask" / str(os.getpid())).exists()
+
+
 def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import sys

@@ -16,14 +16,17 @@ import ctypes
 import ctypes.util
 import logging
 import os
+import shutil
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import torch
 from tqdm import tqdm
 
 from transformer_theory.checks import non_negative_int
+from transformer_theory.pipeline.paths import build_dir
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.store import RunStore
 from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
@@ -72,10 +75,31 @@ def _worker_task(task: Task, root: str, options: TrainOptions) -> list[tuple[dic
     return [(r, store.weights(run) if options.save_weights else None) for run, r in zip(task.runs, records)]
 
 
+def scratch_folder() -> Path:
+    """The local cluster's scratch space of this process, ``build/dask/<pid>/`` (Dask's default is
+    ``$TMPDIR/dask-scratch-space``); the folders of processes that no longer run are removed first."""
+    parent = build_dir() / "dask"
+    for folder in parent.glob("*"):
+        if folder.name.isdigit() and not _running(int(folder.name)):
+            shutil.rmtree(folder, ignore_errors=True)
+    return parent / str(os.getpid())
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` of the cluster at ``scheduler``, or of a new ``LocalCluster`` with ``n_workers``
-    single-threaded worker processes (default: one per core); closed (the local cluster shut down) on exit.
+    single-threaded worker processes (default: one per core), its scratch space in :func:`scratch_folder`;
+    closed (the local cluster shut down, its scratch space removed) on exit.
     ``ValueError`` naming the address if the scheduler does not answer within :data:`CONNECT_TIMEOUT_S`.
 
     The project's one executor of independent training jobs: the engine's tasks and the Tikhonov runs.
@@ -85,6 +109,7 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> I
 
     if n_workers is not None:
         non_negative_int("n_workers", n_workers)
+    scratch = None
     if scheduler is not None:
         try:
             cluster, client = None, Client(scheduler, timeout=CONNECT_TIMEOUT_S)
@@ -92,9 +117,11 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> I
             raise ValueError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from None
     else:
         # forkserver: workers that have imported torch exit at once on close (spawned ones linger ~4 s until killed)
-        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        scratch = scratch_folder()
+        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
+                              "temporary-directory": str(scratch)}):
             cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.WARNING)
+                                   dashboard_address=None, silence_logs=logging.WARNING, local_directory=str(scratch))
         client = Client(cluster)
     try:
         yield client
@@ -102,6 +129,8 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> I
         client.close()
         if cluster is not None:
             cluster.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _run_on_dask(client: Any, tasks: list[Task], store: RunStore, options: TrainOptions) -> None:
