@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -101,6 +102,29 @@ def test_run_writes_executed_notebook_and_results_with_provenance(tiny_project: 
     assert data["overrides"] == {"x": 3} and data["profile"] == "smoke"
     assert data["wall_time_s"] > 0 and data["versions"]["numpy"] and "commit" in data["git"]
     assert len(data["config_hash"]) == 16
+
+
+def test_negative_numbers_and_empty_strings_are_values(tiny_project: Path) -> None:
+    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "scale", "-1e-3", "-p", "x", "-2", "-p", "label", "")
+    assert out.returncode == 0, out.stderr
+    data = read_results(tiny_project / "build" / "results" / "smoke" / "01_tiny.json")
+    assert data["overrides"] == {"scale": -0.001, "x": -2, "label": ""} and data["values"] == {"y": 0.002}
+    assert parse_value("-.inf") == -math.inf and parse_list("-1,-2.5") == [-1, -2.5]
+
+
+def test_ctrl_c_before_a_run_started_names_no_partial_record(tiny_project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    from transformer_theory.pipeline import runner
+    from transformer_theory.pipeline.cli import main
+    from transformer_theory.pipeline.processes import Interrupted
+
+    def interrupted_at_once(spec: runner.RunSpec, **kwargs: object) -> dict:
+        raise Interrupted(signal.SIGINT)
+
+    monkeypatch.setattr(runner, "execute", interrupted_at_once)
+    assert main(["run", "01_tiny", "--profile", "smoke"]) == 130
+    err = capsys.readouterr().err
+    assert "this run had not started: it wrote nothing" in err and ".partial" not in err
 
 
 def test_failing_notebook_reports_failure(tiny_project: Path) -> None:

@@ -36,8 +36,10 @@ class ParentBoundKernelManager(AsyncKernelManager):
     The kernel keeps its own session and process group (jupyter_client's choice: Ctrl-C at the terminal does
     not reach it), and ``PR_SET_PDEATHSIG`` kills it when the run's process exits, even by SIGKILL. Once the
     run is stopping (Ctrl-C, SIGTERM), the kernel is killed at once rather than asked to shut down: the
-    graceful way takes seconds and makes ipykernel log a traceback for the cell it was running. Inside
-    :func:`connection_file_at`, the connection file goes to the path it names.
+    graceful way takes seconds and makes ipykernel log a traceback for the cell it was running. A shutdown
+    sends no SIGINT first (jupyter_client's habit: a kernel busy with a message then logs "KeyboardInterrupt
+    caught in kernel" although nothing was interrupted; the notebook has finished, or the kernel is killed).
+    Inside :func:`connection_file_at`, the connection file goes to the path it names.
     """
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
@@ -48,6 +50,10 @@ class ParentBoundKernelManager(AsyncKernelManager):
         if path is not None and not self.connection_file:
             self.connection_file = str(path)
         super().write_connection_file(**kwargs)
+
+    async def _async_interrupt_kernel(self) -> None:  # jupyter_client 8 calls it at the start of a shutdown
+        if not self.shutting_down:
+            await super()._async_interrupt_kernel()
 
     async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
         await super().shutdown_kernel(now=now or stopping(), restart=restart)

@@ -15,8 +15,9 @@ from transformer_theory.pipeline import yaml12
 
 
 def parse_value(text: str) -> Any:
-    """Parse a command-line value as a YAML 1.2 scalar or flow list (``10``, ``1e-3``, ``true``, ``[2, 3]``, ``abc``)."""
-    return yaml12.load(text, f"value {text!r}")
+    """Parse a command-line value as a YAML 1.2 scalar or flow list (``10``, ``1e-3``, ``true``, ``[2, 3]``, ``abc``);
+    an empty (or blank) value is that string (YAML would read null: write ``null`` for that)."""
+    return yaml12.load(text, f"value {text!r}") if text.strip() else text
 
 
 def parse_list(text: str) -> list[Any]:

@@ -137,7 +137,8 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
     notebook are then written to ``<path>.failed`` (:func:`~.results.failed_path`), and the previous results
     stay as they were). A run that ends ``ok`` removes the ``.failed`` files. ``ValueError``
     if another run holds the results file; a ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM under
-    :func:`~.processes.signals_raise`) marks the partial record ``interrupted`` and propagates.
+    :func:`~.processes.signals_raise`) marks the partial record ``interrupted`` and propagates, naming that
+    record in its attribute ``partial_record`` (absent when the run had not started yet).
     """
     import papermill
 
@@ -186,8 +187,8 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
                 )
         except Exception as exc:  # papermill wraps the notebook's own exception
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-4000:]
-        except KeyboardInterrupt:
-            mark_interrupted(spec)
+        except KeyboardInterrupt as exc:
+            exc.partial_record = partial_record if mark_interrupted(spec) else None  # type: ignore[attr-defined]
             raise
         finally:
             for name, value in previous.items():
