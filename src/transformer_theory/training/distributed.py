@@ -109,28 +109,31 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> I
 
     if n_workers is not None:
         non_negative_int("n_workers", n_workers)
-    scratch = None
     if scheduler is not None:
         try:
-            cluster, client = None, Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
         except (OSError, ValueError) as exc:  # unreachable (after the timeout), or a malformed address
             raise ValueError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from None
-    else:
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    scratch, cluster, client = scratch_folder(), None, None
+    try:  # an interrupt while the cluster starts removes its scratch space too
         # forkserver: workers that have imported torch exit at once on close (spawned ones linger ~4 s until killed)
-        scratch = scratch_folder()
         with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
                               "temporary-directory": str(scratch)}):
             cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                                    dashboard_address=None, silence_logs=logging.WARNING, local_directory=str(scratch))
         client = Client(cluster)
-    try:
         yield client
     finally:
-        client.close()
+        if client is not None:
+            client.close()
         if cluster is not None:
             cluster.close()
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _run_on_dask(client: Any, tasks: list[Task], store: RunStore, options: TrainOptions) -> None:
