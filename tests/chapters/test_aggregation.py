@@ -11,6 +11,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from conftest import ROOT  # noqa: E402
+from tiny_runs import store_weights  # noqa: E402
 from transformer_theory.models import Transformer  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.aggregation import plot_cls_attention, plot_cost_law  # noqa: E402
@@ -67,8 +68,7 @@ def test_attention_summary_reads_the_best_stored_model(tmp_path) -> None:
     torch.manual_seed(0)
     models = [Transformer(r.config.model) for r in runs]
     for run, model in zip(runs, models):
-        store.root.mkdir(parents=True, exist_ok=True)
-        torch.save(model.state_dict(), store.weights_path(run.config.key))
+        store_weights(store, run.config, model.state_dict())
     loaded = trained_model(runs[1].config, store)
     x = torch.randn(3, 10, 2)
     torch.testing.assert_close(loaded(x), models[1](x))
@@ -77,7 +77,7 @@ def test_attention_summary_reads_the_best_stored_model(tmp_path) -> None:
     assert summary["weights"].shape == (64, 10) and summary["mean"].shape == summary["std"].shape == (10,)
     np.testing.assert_allclose(summary["mean"].sum() + summary["to_cls"], 1.0, atol=1e-6)
     assert summary["observed"] is False  # an untrained model attends about uniformly
-    with pytest.raises(ValueError, match="no weights"):
+    with pytest.raises(ValueError, match="no readable weights"):
         trained_model(runs[0].config, RunStore(tmp_path / "empty"))
     with pytest.raises(ValueError, match="no attention run"):
         attention_summary([r for r in _results(GOOD) if r[0]["part"] == "cost_law"], SMALL, store)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,50 @@ def test_train_command_checks_the_device_before_training(tiny_project: Path) -> 
         bad = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0", "--device", "cuda")
         assert bad.returncode == 2 and "CUDA is not available" in bad.stderr
     assert not store.exists() or not list(store.glob("*.json"))
+
+
+@pytest.mark.parametrize("name, values, problem", [
+    ("07_depth_separation", {"seeds": []}, "seeds must be a non-empty list of seeds"),
+    ("08_max_position_retrieval", {"probe_seeds": []}, "probe_seeds must be a non-empty list of seeds"),
+    ("08_max_position_retrieval", {"probe_heads": [[2], []]}, r"probe_heads\[1\] must be a non-empty list"),
+    ("09_aggregation_cost", {"seeds": []}, "seeds must be a non-empty list of seeds"),
+    ("09_aggregation_cost", {"cost_seeds": []}, "cost_seeds must be a non-empty list of seeds"),
+    ("09_aggregation_cost", {"cost_widths": 8}, "cost_widths must be a non-empty list of integers, got 8"),
+    ("11_triangle_center", {"seeds": [-1]}, r"seeds\[0\] must be a non-negative integer"),
+    ("11_triangle_center", {"configs": [[1, 2]]}, r"configs must hold \[h1, h2, E\] triples"),
+    ("12_predictions_vs_training", {"seeds": 3}, "seeds must be a non-empty list of seeds"),
+    ("12_predictions_vs_training", {"followups": [["shifted_max (1,)", [], 10]]}, r"followups\[0\] seeds must be"),
+])
+def test_a_chapters_lists_are_checked_before_anything_trains(name: str, values: dict, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        experiment(name).runs(values)
+
+
+def test_train_command_refuses_a_part_without_seeds(tmp_path: Path) -> None:
+    for values in (["seeds", "[]"], ["cost_seeds", "[]"], ["cost_widths", "8"]):
+        out = cli("train", "09_aggregation_cost", "--profile", "smoke", "--workers", "0", "--store", str(tmp_path),
+                  "-p", *values)
+        assert out.returncode == 2 and f"error: {values[0]} must be a non-empty list" in out.stderr
+        assert "Traceback" not in out.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_run_command_checks_a_training_chapters_lists_before_the_kernel_starts(tmp_path: Path) -> None:
+    out = cli("run", "09_aggregation_cost", "--profile", "smoke", "-p", "cost_seeds", "[0, -1]",
+              "--output", str(tmp_path / "09.ipynb"))
+    assert out.returncode == 2 and "cost_seeds[1] must be a non-negative integer" in out.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_unreachable_scheduler_is_a_short_error_naming_it(tmp_path: Path) -> None:
+    start = time.monotonic()
+    out = cli("train", "09_aggregation_cost", "--profile", "smoke", "--store", str(tmp_path),
+              "--scheduler", "tcp://127.0.0.1:1")
+    # the connect timeout is 5 s (distributed's default, 30 s, took 33 s in all); generous for imports on a busy machine
+    assert time.monotonic() - start < 25
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("error: cannot connect to the Dask scheduler at tcp://127.0.0.1:1")
+    assert not list(tmp_path.glob("*.json"))
 
 
 def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import pytest  # noqa: E402
-import torch  # noqa: E402
 
 from conftest import ROOT  # noqa: E402
+from tiny_runs import store_weights  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.max_position import plot_probe_ratios, plot_retrieval  # noqa: E402
 from transformer_theory.chapters import experiment  # noqa: E402
@@ -62,14 +62,14 @@ def test_probe_table_compares_stored_weights_with_the_initialisation(tmp_path) -
     probes = [r for r in EXPERIMENT.runs(SMALL) if r.tags["part"] == "probe"]
     for run in probes:  # "trained" = the initialisation itself for (2, 2), a different draw for (1, 1)
         seed = run.config.seed if run.tags["heads"] == [2, 2] else run.config.seed + 1
-        torch.save(init_model(run.config.model, seed).state_dict(), store.weights_path(run.config.key))
+        store_weights(store, run.config, init_model(run.config.model, seed).state_dict())
     rows = probe_table(_results(GOOD), SMALL, store, n_samples=256, seed=3)
     assert [(r["heads"], r["head"]) for r in rows] == [([2, 2], 1), ([2, 2], 2), ([1, 1], 1)]
     for r in rows[:2]:
         assert r["argmax_ratio"] == pytest.approx(1.0, abs=1e-12) and r["second_ratio"] == pytest.approx(1.0, abs=1e-12)
     assert rows[2]["argmax_ratio"] != pytest.approx(1.0, abs=1e-6)
     assert all(r["nmse"] == 0.5 and r["seed"] == 0 for r in rows)
-    with pytest.raises(ValueError, match="no weights"):
+    with pytest.raises(ValueError, match="no readable weights"):
         probe_table(_results(GOOD), SMALL, RunStore(tmp_path / "empty"), n_samples=256)
     with pytest.raises(ValueError, match="no probe run"):
         probe_table([tr for tr in _results(GOOD) if tr[0]["part"] != "probe"], SMALL, store, n_samples=256)

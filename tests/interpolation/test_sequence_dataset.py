@@ -53,12 +53,14 @@ def test_fractions_are_kept_exact() -> None:
         ([X0, [[Fraction(1, 3), np.float16(0.5)]]], [Y0, Y0],
          r"input sequence 1 mixes Fractions with float16 values; an exact dataset takes Fractions"),
         ([[[Fraction(1, 3), float("nan")]]], [Y0], r"input sequence 0 has non-finite values"),
+        ([X0], None, r"targets must be a list of sequences \(arrays of tokens\), got NoneType None"),
+        (3, [Y0], r"inputs must be a list of sequences \(arrays of tokens\), got int 3"),
     ],
     ids=[
         "d<2", "mixed-dims", "empty-input", "empty-target", "nan", "inf-target", "repeated-input-token",
         "repeated-target-token", "m>n", "equal-sets-different-targets", "count-mismatch", "no-sequences",
         "ragged", "not-2d", "complex", "complex-zero-imaginary", "bool-in-list", "bool-array", "numeric-strings",
-        "fraction-and-float16", "fraction-and-nan",
+        "fraction-and-float16", "fraction-and-nan", "no-targets", "inputs-not-a-list",
     ],
 )
 def test_bad_input_names_sequence_and_assumption(inputs, targets, message) -> None:

@@ -56,6 +56,12 @@ def gone(pid: int) -> bool:
         return True
 
 
+def connection_file(kernel: int) -> Path:
+    """The connection file the kernel ``kernel`` was started with (its ``-f`` argument)."""
+    args = Path(f"/proc/{kernel}/cmdline").read_bytes().decode().split("\0")
+    return Path(args[args.index("-f") + 1])
+
+
 def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 
 from conftest import cli
 from transformer_theory.pipeline.parameters import check_parameters, parse_list, parse_value
-from transformer_theory.storage.results import read_results, write_json_atomic
+from transformer_theory.storage.results import failed_path, read_results, write_json_atomic
 
 
 # --- parameter checking (no execution) -------------------------------------------------------
@@ -66,6 +67,22 @@ def test_type_coercion_rejects_mismatches(default, value) -> None:
         check_parameters("nb", {"p": default}, {"p": value})
 
 
+@pytest.mark.parametrize("default, value, problem", [
+    ([1, 2], [], "'p' of notebook 'nb' expects a non-empty list"),
+    ([1, 2], [1, "a"], "'p[1]' of notebook 'nb' expects int"),
+    ([[1, 2]], [[1], [1.5]], "'p[1][0]' of notebook 'nb' expects int"),
+])
+def test_list_elements_and_emptiness_are_checked(default, value, problem) -> None:
+    with pytest.raises(ValueError, match=problem.replace("[", r"\[")):
+        check_parameters("nb", {"p": default}, {"p": value})
+
+
+def test_list_elements_are_coerced_like_the_defaults_elements() -> None:
+    assert check_parameters("nb", {"p": [0.5, 1.0]}, {"p": [2]}) == {"p": [2.0]}
+    assert check_parameters("nb", {"p": [1, "a"]}, {"p": ["b", 2.5]}) == {"p": ["b", 2.5]}  # mixed: any elements
+    assert check_parameters("nb", {"p": []}, {"p": []}) == {"p": []}
+
+
 def test_value_parsing() -> None:
     assert parse_value("10") == 10 and parse_value("1e-3") == 1e-3 and parse_value("[2, 3]") == [2, 3]
     assert parse_value("true") is True and parse_value("abc") == "abc" and parse_value("1e3") == 1000.0
@@ -87,11 +104,51 @@ def test_run_writes_executed_notebook_and_results_with_provenance(tiny_project: 
     assert len(data["config_hash"]) == 16
 
 
+def test_negative_numbers_and_empty_strings_are_values(tiny_project: Path) -> None:
+    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "scale", "-1e-3", "-p", "x", "-2", "-p", "label", "")
+    assert out.returncode == 0, out.stderr
+    data = read_results(tiny_project / "build" / "results" / "smoke" / "01_tiny.json")
+    assert data["overrides"] == {"scale": -0.001, "x": -2, "label": ""} and data["values"] == {"y": 0.002}
+    assert parse_value("-.inf") == -math.inf and parse_list("-1,-2.5") == [-1, -2.5]
+
+
+def test_ctrl_c_before_a_run_started_names_no_partial_record(tiny_project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    from transformer_theory.pipeline import runner
+    from transformer_theory.pipeline.cli import main
+    from transformer_theory.pipeline.processes import Interrupted
+
+    def interrupted_at_once(spec: runner.RunSpec, **kwargs: object) -> dict:
+        raise Interrupted(signal.SIGINT)
+
+    monkeypatch.setattr(runner, "execute", interrupted_at_once)
+    assert main(["run", "01_tiny", "--profile", "smoke"]) == 130
+    err = capsys.readouterr().err
+    assert "this run had not started: it wrote nothing" in err and ".partial" not in err
+
+
 def test_failing_notebook_reports_failure(tiny_project: Path) -> None:
     out = cli("run", "01_tiny", "--profile", "smoke", "-p", "label", "fail")
     assert out.returncode == 1 and "asked to fail" in out.stderr
-    data = read_results(tiny_project / "build" / "results" / "smoke" / "01_tiny.json")
+    results = tiny_project / "build" / "results" / "smoke" / "01_tiny.json"
+    data = read_results(failed_path(results))
     assert data["status"] == "failed" and "asked to fail" in data["error"]
+    assert not results.exists(), "a failed run is no result"
+
+
+def test_a_failed_run_keeps_the_previous_results_byte_identical(tiny_project: Path) -> None:
+    results = tiny_project / "build" / "results" / "smoke" / "01_tiny.json"
+    executed = tiny_project / "build" / "executed" / "smoke" / "01_tiny.ipynb"
+    assert cli("run", "01_tiny", "--profile", "smoke").returncode == 0
+    good = results.read_bytes(), executed.read_bytes()
+    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "label", "fail")
+    assert out.returncode == 1
+    assert (results.read_bytes(), executed.read_bytes()) == good
+    assert read_results(failed_path(results))["executed_notebook"] == str(failed_path(executed))
+    assert "asked to fail" in failed_path(executed).read_text()
+    assert str(failed_path(results)) in out.stderr and str(failed_path(executed)) in out.stderr
+    assert cli("run", "01_tiny", "--profile", "smoke").returncode == 0
+    assert not failed_path(results).exists() and not failed_path(executed).exists(), "a good run clears the failure"
 
 
 def test_results_write_is_atomic_and_corrupt_files_read_as_missing(tmp_path: Path) -> None:

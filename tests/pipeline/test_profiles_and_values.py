@@ -41,6 +41,34 @@ def test_invalid_yaml_gives_one_line_naming_file_and_line(tiny_project: Path, te
     assert "\n" not in message and message.startswith(f"{path}, line {line}")
 
 
+@pytest.mark.parametrize("text, line, key", [("01_tiny:\n  x: 2\n  x: 3\n", 3, "x"),
+                                             ("01_tiny:\n  x: 2\n01_tiny:\n  scale: 1.0\n", 3, "01_tiny"),
+                                             ("01_tiny: {x: 2, x: 3}\n", 1, "x")])
+def test_a_key_given_twice_is_an_error_naming_file_and_line(tiny_project: Path, text: str, line: int, key: str) -> None:
+    path = write_profile(tiny_project, text)
+    with pytest.raises(ValueError) as info:
+        load_profile("smoke")
+    assert str(info.value).startswith(f"{path}, line {line}") and f"duplicate key '{key}'" in str(info.value)
+    out = cli("run", "01_tiny", "--profile", "smoke")
+    assert out.returncode == 2 and f"duplicate key '{key}'" in out.stderr
+    with pytest.raises(ValueError, match="duplicate key 'a'"):
+        parse_value("{a: 1, a: 2}")
+
+
+def test_merged_keys_may_be_overridden() -> None:
+    assert parse_value("{<<: {a: 1, b: 2}, a: 3}") == {"a": 3, "b": 2}
+
+
+@pytest.mark.parametrize("text", ["", "# nothing but a comment\n"])
+def test_an_empty_profile_is_an_error_naming_the_file(tiny_project: Path, text: str) -> None:
+    path = write_profile(tiny_project, text)
+    with pytest.raises(ValueError, match="the profile is empty") as info:
+        load_profile("smoke")
+    assert str(info.value).startswith(f"{path}, line 1")
+    out = cli("run", "01_tiny", "--profile", "smoke")
+    assert out.returncode == 2 and "the profile is empty" in out.stderr and not (tiny_project / "build").exists()
+
+
 def test_invalid_yaml_on_the_command_line_is_one_line(tiny_project: Path) -> None:
     path = write_profile(tiny_project, "01_tiny:\n  x: [1, 2\n")
     out = cli("run", "01_tiny", "--profile", "smoke")

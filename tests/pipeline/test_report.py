@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from transformer_theory.pipeline.report import reproducibility_page, write_reproducibility_page
-from transformer_theory.storage.results import write_json_atomic
+from transformer_theory.storage.results import failed_path, write_json_atomic
 
 
 def results(root: Path) -> Path:
@@ -53,6 +53,14 @@ def test_a_running_record_held_by_a_live_run_is_running(tiny_project: Path) -> N
     with results_lock(path, "test"):
         assert "| running |" in row(reproducibility_page("smoke"))
     assert "| stale: " in row(reproducibility_page("smoke"))
+
+
+def test_a_failed_run_is_shown_beside_the_results_it_kept(tiny_project: Path) -> None:
+    path = results(tiny_project)
+    write_json_atomic(failed_path(path), {"status": "failed", "values": {}})
+    assert "| failed |" in row(reproducibility_page("smoke"))
+    write_json_atomic(path, {"status": "ok", "values": {}})
+    assert "| ok; a later run failed (01_tiny.json.failed) |" in row(reproducibility_page("smoke"))
 
 
 def test_table_cells_are_escaped(tiny_project: Path) -> None:

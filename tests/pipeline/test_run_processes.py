@@ -3,13 +3,18 @@ the previous record, Ctrl-C marks the run interrupted, a second run of the same 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
 from pathlib import Path
 
+import pytest
+from jupyter_client.provisioning.local_provisioner import LocalProvisioner
+
 from conftest import cli
-from pipeline_helpers import Background, add_hold_notebook, gone, wait_for
+from pipeline_helpers import Background, add_hold_notebook, connection_file, gone, wait_for
+from transformer_theory.pipeline.kernels import ParentBoundKernelManager
 from transformer_theory.storage.results import read_results
 
 
@@ -58,6 +63,41 @@ def test_ctrl_c_on_run_marks_it_interrupted_and_exits_130(tiny_project: Path) ->
     assert not results.exists(), "an interrupted run must not replace the results file"
     partial = read_results(results.with_name(results.name + ".partial"))
     assert partial["status"] == "interrupted" and partial["values"] == {"x_seen": 1}
+
+
+def test_an_interrupted_run_leaves_no_kernel_connection_file(tiny_project: Path) -> None:
+    name = add_hold_notebook(tiny_project)
+    with Background(tiny_project) as bg:
+        run = bg.start("run", name, "--profile", "smoke", *bg.hold_args())
+        [(kernel, _)] = bg.kernels(1)
+        connection = connection_file(kernel)
+        assert connection.is_file() and connection.parent == results_of(tiny_project, name).parent
+        os.killpg(run.pid, signal.SIGINT)
+        run.communicate(timeout=30)
+        assert run.returncode == 130 and wait_for(lambda: gone(kernel), 10)
+    assert not connection.exists(), "the kernel's connection file (with its key) was left behind"
+
+
+def test_a_kernel_is_shut_down_without_an_interrupt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jupyter_client sends SIGINT before every shutdown; a kernel busy with a message then logs "KeyboardInterrupt
+    caught in kernel" at the end of a run that nothing interrupted."""
+    sent: list[int] = []
+    send_signal = LocalProvisioner.send_signal
+
+    async def recording(self: LocalProvisioner, signum: int) -> None:
+        sent.append(signum)
+        await send_signal(self, signum)
+
+    monkeypatch.setattr(LocalProvisioner, "send_signal", recording)
+
+    async def start_and_shut_down() -> bool:
+        manager = ParentBoundKernelManager(kernel_name="python3")
+        await manager.start_kernel()
+        await manager.shutdown_kernel()
+        return await manager.is_alive()
+
+    assert asyncio.run(start_and_shut_down()) is False
+    assert signal.SIGINT not in sent
 
 
 def test_second_concurrent_run_of_a_notebook_is_refused(tiny_project: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline_helpers import Background, add_hold_notebook, gone, wait_for
+from pipeline_helpers import Background, add_hold_notebook, connection_file, gone, wait_for
 from transformer_theory.storage.results import read_results
 
 
@@ -33,6 +33,7 @@ def test_ctrl_c_stops_a_sweep_at_once(tiny_project: Path, to_group: bool, signum
     with Background(tiny_project) as bg:
         sweep = bg.start("sweep", name, "--profile", "smoke", "-p", "x", "1,2,3", "--jobs", "2", *bg.hold_args())
         pids = bg.kernels(2)  # points 1 and 2 run (and wait); point 3 is queued
+        connections = [connection_file(kernel) for kernel, _ in pids]
         start = time.monotonic()
         # Ctrl-C at a terminal signals the whole foreground group (workers too); `kill` the sweep alone
         (os.killpg if to_group else os.kill)(sweep.pid, signum)
@@ -47,6 +48,7 @@ def test_ctrl_c_stops_a_sweep_at_once(tiny_project: Path, to_group: bool, signum
         leftover = lambda: [pid for pair in pids for pid in pair if not gone(pid)]  # noqa: E731
         assert wait_for(lambda: not leftover(), 5), f"workers or kernels left running: {leftover()}"
         assert not (bg.pids / "3.pid").exists(), "the queued point must not start"
+        assert not any(c.exists() for c in connections), "a kernel connection file (with its key) was left behind"
     for x in (1, 2):
         [partial] = point_files(tiny_project, name, x)  # no results file: nothing finished
         assert partial.name.endswith(".json.partial") and read_results(partial)["status"] == "interrupted"

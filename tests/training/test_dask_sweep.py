@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import signal
 import subprocess
 import sys
 import textwrap
@@ -42,6 +43,37 @@ def test_local_cluster_equals_serial_and_cleans_up(tmp_path: Path) -> None:
         assert a["task"]["key"] == b["task"]["key"] and b["execution"]["threads"] == 1
     assert len({r["task"]["key"] for r in distributed}) == 2  # two tasks of two models each, one per worker
     assert all(RunStore(tmp_path / "dask").weights(run) is not None for run in RUNS)
+
+
+def test_the_local_clusters_scratch_space_is_under_build_and_removed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRANSFORMER_THEORY_ROOT", str(tmp_path))
+    stale = tmp_path / "build" / "dask" / "999999999"  # a pid no process has: left by a killed run
+    stale.mkdir(parents=True)
+    with dask_client(n_workers=1) as client:
+        scratch = Path(client.run(lambda dask_worker: dask_worker.local_directory).popitem()[1])
+        assert scratch.is_relative_to(tmp_path / "build" / "dask" / str(os.getpid()))
+        assert not stale.exists()
+    assert not (tmp_path / "build" / "dask" / str(os.getpid())).exists()
+
+
+def test_ctrl_c_of_train_removes_the_scratch_space(tiny_project: Path) -> None:
+    train = subprocess.Popen([sys.executable, "-m", "transformer_theory", "train", "09_aggregation_cost", "--profile",
+                              "smoke", "--workers", "1", "-p", "steps", "100000", "-p", "cost_steps", "100000"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    scratch = tiny_project / "build" / "dask" / str(train.pid)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(scratch.glob("dask-scratch-space/worker-*")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert list(scratch.glob("dask-scratch-space/worker-*")), "the local cluster never started its worker"
+        os.killpg(train.pid, signal.SIGINT)  # Ctrl-C at a terminal
+        _, err = train.communicate(timeout=60)
+        assert train.returncode == 130, err
+        assert not scratch.exists(), "the interrupted run left its Dask scratch space"
+    finally:
+        if train.poll() is None:
+            os.killpg(train.pid, signal.SIGKILL)
+            train.wait()
 
 
 def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:

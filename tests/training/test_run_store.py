@@ -11,9 +11,11 @@ import pytest
 import torch
 
 from tiny_runs import QUIET, tiny_run, restore_threads  # noqa: F401 (autouse fixture)
+from transformer_theory.models import Transformer
 from transformer_theory.training import ENGINE_VERSION, RunStore, TrainOptions, default_store, train_runs
 from transformer_theory.training import distributed as distributed_module
 from transformer_theory.training.checkpoint import load_checkpoint, save_checkpoint
+from transformer_theory.training.store import trained_model
 from transformer_theory.training.tasks import plan_tasks
 from transformer_theory.training.trainer import train_task
 
@@ -47,7 +49,8 @@ def test_matching_records_are_reused(tmp_path: Path, counted: list) -> None:
     assert serial(store) == first and len(counted) == 1
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "stale version", "other config", "tampered best"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "stale version", "other config", "tampered best",
+                                    "tampered best step", "no wall time", "foreign task"])
 def test_damaged_records_are_recomputed(tmp_path: Path, counted: list, damage: str) -> None:
     store = RunStore(tmp_path)
     first = serial(store)
@@ -63,8 +66,14 @@ def test_damaged_records_are_recomputed(tmp_path: Path, counted: list, damage: s
             record["engine_version"] = ENGINE_VERSION - 1
         elif damage == "other config":
             record["config"]["lr"] = 1.0
-        else:
+        elif damage == "tampered best":
             record["best_nmse"] = 1e-9
+        elif damage == "tampered best step":
+            record["best_step"] = None
+        elif damage == "no wall time":
+            del record["wall_time_s"]
+        else:
+            record["task"]["runs"] = ["another-run"]
         path.write_text(json.dumps(record))
     again = serial(store)
     assert len(counted) == 2 and counted[1] == [RUNS[0].key]  # only the damaged run is trained again
@@ -72,6 +81,47 @@ def test_damaged_records_are_recomputed(tmp_path: Path, counted: list, damage: s
     # retrained in a task of its own: the same run up to float rounding (batching changes the rounding)
     for name in ("train_loss", "val_nmse"):
         np.testing.assert_allclose(again[0]["history"][name], first[0]["history"][name], rtol=1e-5)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "emptied", "flipped byte"])
+def test_a_record_whose_weights_are_unreadable_is_retrained(tmp_path: Path, counted: list, damage: str) -> None:
+    store = RunStore(tmp_path)
+    serial(store)
+    weights = store.weights_path(RUNS[0].key)
+    data = weights.read_bytes()
+    if damage == "truncated":
+        weights.write_bytes(data[: len(data) // 2])
+    elif damage == "emptied":
+        weights.write_bytes(b"")
+    else:
+        middle = len(data) // 2
+        weights.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:])
+    assert store.get(RUNS[0]) is None and store.weights(RUNS[0]) is None
+    serial(store)
+    assert counted[1] == [RUNS[0].key]
+    assert set(store.weights(RUNS[0])) == set(Transformer(RUNS[0].model).state_dict())
+
+
+def test_a_run_whose_weights_are_needed_is_retrained_when_they_are_missing(tmp_path: Path, counted: list) -> None:
+    store = RunStore(tmp_path)
+    serial(store)
+    store.weights_path(RUNS[0].key).unlink()
+    assert serial(store) and len(counted) == 1, "a run whose weights nobody reads keeps its record"
+    with pytest.raises(ValueError, match=f"no readable weights {RUNS[0].key}.pt beside a valid record in {tmp_path}"):
+        trained_model(RUNS[0], store)
+    train_runs(RUNS, store, n_workers=0, options=OPTIONS, with_weights={RUNS[0].key})
+    assert counted[1] == [RUNS[0].key] and trained_model(RUNS[0], store) is not None
+
+
+def test_weights_broken_in_the_committed_store_are_replaced_by_a_new_run(tmp_path: Path, counted: list) -> None:
+    committed = RunStore(tmp_path / "committed")
+    serial(committed)
+    committed.weights_path(RUNS[0].key).write_bytes(b"PK\x03\x04 not a zip")
+    store = RunStore(tmp_path / "build", read_also=[committed.root])
+    serial(store)
+    assert counted[1] == [RUNS[0].key]
+    assert store.get(RUNS[0]) == json.loads(store.record_path(RUNS[0].key).read_text())  # the new record
+    assert store.weights(RUNS[0]) is not None and store.get(RUNS[1]) == committed.get(RUNS[1])
 
 
 @pytest.mark.parametrize("damage", ["truncated", "another task"])

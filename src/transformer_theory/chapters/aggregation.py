@@ -30,7 +30,7 @@ from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
-                                                    best_over_seeds, experiment_run)
+                                                    best_over_seeds, experiment_run, int_list, seed_list)
 from transformer_theory.chapters.predictions import write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
@@ -94,13 +94,16 @@ def runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``attention`` or ``cost_law``), ``T``, ``seed`` and, for the cost
     law, ``T0`` and ``width``."""
     out = []
-    for seed in p["seeds"]:
-        run = experiment_run(p, attention_model(p), "specific_positions", {"P": list(p["positions"]), "d": 2},
+    positions, seeds = int_list("positions", p["positions"]), seed_list("seeds", p["seeds"])
+    widths, T0s = int_list("cost_widths", p["cost_widths"]), int_list("cost_T0s", p["cost_T0s"])
+    cost_seeds = seed_list("cost_seeds", p["cost_seeds"])
+    for seed in seeds:
+        run = experiment_run(p, attention_model(p), "specific_positions", {"P": positions, "d": 2},
                              p["seq_len"], seed)
-        out.append(ExperimentRun({"part": "attention", "T": p["seq_len"], "seed": seed}, run))
-    for width in p["cost_widths"]:
-        for T0 in p["cost_T0s"]:
-            for seed in p["cost_seeds"]:
+        out.append(ExperimentRun({"part": "attention", "T": p["seq_len"], "seed": seed}, run, weights=True))
+    for width in widths:
+        for T0 in T0s:
+            for seed in cost_seeds:
                 args = {"T0": T0, "d": 2, "seed": p["target_seed"]}
                 run = experiment_run(p, cost_model(p, width), "coupled_positions", args, p["cost_seq_len"], seed,
                                      steps=p["cost_steps"])

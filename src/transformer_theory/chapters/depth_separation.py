@@ -27,7 +27,8 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run, infoflow_model, int_list)
+                                                    experiment_run, infoflow_model, int_list,
+                                                    seed_list)
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIO", "TARGET", "TARGET_ARGS", "depth_separation_runs", "nmse_table",
            "prediction", "separation"]
@@ -66,6 +67,7 @@ def depth_separation_runs(p: dict[str, Any]) -> list[ExperimentRun]:
     width_one = [[h] for h in int_list("width_one_layer_heads", p["width_one_layer_heads"])]
     grid = [(T, positive_int("ffn_width", p["ffn_width"]), heads) for T in seq_lens for heads in [*one, two]]
     width_T = int_list("width_seq_len", [p["width_seq_len"]], low=2)[0]
+    seeds = seed_list("seeds", p["seeds"])
     grid += [(width_T, w, heads) for w in int_list("ffn_widths", p["ffn_widths"]) for heads in [*width_one, two]]
     runs, seen = [], set()
     for T, width, heads in grid:
@@ -73,7 +75,7 @@ def depth_separation_runs(p: dict[str, Any]) -> list[ExperimentRun]:
             continue
         seen.add((T, width, tuple(heads)))
         model = infoflow_model(p, heads, p["embed_dim"], p["head_dim"], width)
-        for seed in p["seeds"]:
+        for seed in seeds:
             tags = {"layers": len(heads), "heads": list(heads), "T": T, "ffn_width": width, "seed": seed}
             runs.append(ExperimentRun(tags, experiment_run(p, model, TARGET, TARGET_ARGS, T, seed)))
     return runs

@@ -41,10 +41,12 @@ BEST_NMSE_STATISTIC = ("best validation NMSE: the minimum over seeds and checkpo
 
 @dataclass(frozen=True)
 class ExperimentRun:
-    """One run of an experiment and the tags a chapter tabulates it by (``layers``, ``heads``, ``T``, ...)."""
+    """One run of an experiment and the tags a chapter tabulates it by (``layers``, ``heads``, ``T``, ...);
+    ``weights``: the chapter reads its trained model (a run without readable weights is trained again)."""
 
     tags: dict[str, Any]
     config: RunConfig
+    weights: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,17 @@ class Experiment:
         return self.build(self.parameters(values))
 
 
+def non_empty_list(name: str, values: Any, what: str) -> Sequence[Any]:
+    """``values`` if it is a non-empty list (or tuple), else ``ValueError``: "``name`` must be a non-empty list of
+    ``what``"."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise ValueError(f"{name} must be a non-empty list of {what}, got {values!r}")
+    return values
+
+
 def int_list(name: str, values: Any, low: int = 1) -> list[int]:
     """``values`` as a non-empty list of integers ``>= low`` (a parameter's check; ``ValueError`` naming it)."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
-        raise ValueError(f"{name} must be a non-empty list of integers, got {values!r}")
+    values = non_empty_list(name, values, "integers")
     out = [positive_int(f"{name}[{i}]", v) for i, v in enumerate(values)]
     if min(out) < low:
         raise ValueError(f"{name} must hold integers >= {low}, got {values!r}")
@@ -79,10 +88,8 @@ def int_list(name: str, values: Any, low: int = 1) -> list[int]:
 
 
 def seed_list(name: str, values: Any) -> list[int]:
-    """``values`` as a non-empty list of seeds (a parameter's check; ``ValueError`` naming it)."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
-        raise ValueError(f"{name} must be a non-empty list of seeds, got {values!r}")
-    return [seed_value(s, f"{name}[{i}]") for i, s in enumerate(values)]
+    """``values`` as a non-empty list of seeds, integers ``>= 0`` (a parameter's check; ``ValueError`` naming it)."""
+    return [seed_value(v, f"{name}[{i}]") for i, v in enumerate(non_empty_list(name, values, "seeds"))]
 
 
 def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head_dim: int,

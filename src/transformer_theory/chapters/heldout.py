@@ -22,14 +22,14 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from transformer_theory.checks import positive_int, seed_value
+from transformer_theory.checks import positive_int
 from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, HeldOut, configurations
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.storage.paths import project_root
 from transformer_theory.training.config import RunConfig
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
-                                                    infoflow_model)
+                                                    infoflow_model, seed_list)
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "LATE_GAIN", "SEED_SPREAD", "PLATEAU", "selected", "model_config", "heldout_runs",
            "committed_predictions", "best_nmse", "curve_summary", "diagnose", "task_wall_times", "commit_that_added",
@@ -69,19 +69,21 @@ def model_config(config: HeldOut, embed_dim: int, seq_len: int, p: dict[str, Any
 
 def _followups(p: dict[str, Any]) -> list[tuple[HeldOut, list[int], int]]:
     out = []
+    if not isinstance(p["followups"], (list, tuple)):
+        raise ValueError(f"followups must be a list of [configuration name, [seeds], steps], got {p['followups']!r}")
     for i, entry in enumerate(p["followups"]):
         if not isinstance(entry, (list, tuple)) or len(entry) != 3 or not isinstance(entry[1], (list, tuple)):
             raise ValueError(f"followups[{i}] must be [configuration name, [seeds], steps], got {entry!r}")
         name, seeds, steps = entry
         (config,) = selected([name])
-        out.append((config, [seed_value(s) for s in seeds], positive_int(f"followups[{i}] steps", steps)))
+        out.append((config, seed_list(f"followups[{i}] seeds", seeds), positive_int(f"followups[{i}] steps", steps)))
     return out
 
 
 def heldout_runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """The tagged runs: the scoreboard's runs (every selected configuration, width, length and seed at
     ``steps``) and then the follow-ups (tagged ``followup: True``)."""
-    seeds = [seed_value(s) for s in p["seeds"]]
+    seeds = seed_list("seeds", p["seeds"])
     if len(seeds) < 2:
         raise ValueError(f"seeds: the observation criterion takes the best of at least 2 seeds, got {seeds}")
     plan = [(c, seeds, positive_int("steps", p["steps"]), False) for c in selected(p["configurations"])]

@@ -34,7 +34,8 @@ from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
-                                                    best_over_seeds, experiment_run)
+                                                    best_over_seeds, experiment_run, int_list, non_empty_list,
+                                                    seed_list)
 from transformer_theory.chapters.predictions import write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
@@ -97,21 +98,25 @@ def runs(p: dict[str, Any]) -> list[ExperimentRun]:
     ``k`` (or ``D``), ``T`` and ``seed``."""
     out = []
     E, n = p["embed_dim"], p["head_dim"]
-    kth = [("one_layer", [1], k) for k in p["ks"]] + [("two_layer", [1, 1], p["two_layer_k"])]
-    for T in p["seq_lens"]:
+    seq_lens, seeds = int_list("seq_lens", p["seq_lens"]), seed_list("seeds", p["seeds"])
+    probe_heads = [int_list(f"probe_heads[{i}]", heads)
+                   for i, heads in enumerate(non_empty_list("probe_heads", p["probe_heads"], "head counts per layer"))]
+    probe_seeds = seed_list("probe_seeds", p["probe_seeds"])
+    kth = [("one_layer", [1], k) for k in int_list("ks", p["ks"])] + [("two_layer", [1, 1], p["two_layer_k"])]
+    for T in seq_lens:
         for part, heads, k in kth:
-            for seed in p["seeds"]:
+            for seed in seeds:
                 run = experiment_run(p, _model(heads, E, n, p), "kth_largest",
                                      {"k": k, "d": 4, "seed": p["target_seed"]}, T, seed)
                 out.append(ExperimentRun({"part": part, "layers": len(heads), "heads": heads, "k": k, "T": T,
                                           "seed": seed}, run))
-    for heads in p["probe_heads"]:
+    for heads in probe_heads:
         model = _model(heads, p["probe_embed_dim"], p["probe_head_dim"], p)
-        for seed in p["probe_seeds"]:
+        for seed in probe_seeds:
             args = {"D": p["probe_D"], "d": 4, "seed": p["target_seed"]}
             run = experiment_run(p, model, "pairwise_max", args, p["probe_seq_len"], seed, steps=p["probe_steps"])
             out.append(ExperimentRun({"part": "probe", "layers": 2, "heads": list(heads), "D": p["probe_D"],
-                                      "T": p["probe_seq_len"], "seed": seed}, run))
+                                      "T": p["probe_seq_len"], "seed": seed}, run, weights=True))
     return out
 
 

@@ -84,5 +84,6 @@ def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profi
     elif not isinstance(store, RunStore):
         store = RunStore(store)
     records = train_runs([r.config for r in runs], store, scheduler=scheduler, n_workers=n_workers,
-                         models_per_task=models_per_task, options=options)
+                         models_per_task=models_per_task, options=options,
+                         with_weights={r.config.key for r in runs if r.weights})
     return [(r.tags, record) for r, record in zip(runs, records)]

@@ -22,7 +22,8 @@ from transformer_theory.infoflow.stats import comparison_capacity, comparison_st
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
-from transformer_theory.chapters.experiment import Experiment, ExperimentRun, best_over_seeds
+from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, best_over_seeds, int_list,
+                                                    non_empty_list, seed_list)
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE", "comparison_growth", "judge", "model",
            "nmse_table", "paper_key", "predictions", "runs"]
@@ -66,10 +67,14 @@ def model(h1: int, h2: int, E: int, p: dict[str, Any]) -> TransformerConfig:
 def runs(p: dict[str, Any]) -> list[ExperimentRun]:
     """Every (configuration, T, seed) run, tagged ``h1, h2, E, T, seed``."""
     out = []
-    shortest = min(p["seq_lens"])
-    for T in p["seq_lens"]:
-        for h1, h2, E in p["configs"]:
-            for seed in p["seeds"]:
+    seq_lens, seeds = int_list("seq_lens", p["seq_lens"]), seed_list("seeds", p["seeds"])
+    configs = [int_list(f"configs[{i}]", c) for i, c in enumerate(non_empty_list("configs", p["configs"], "[h1, h2, E]"))]
+    if any(len(c) != 3 for c in configs):
+        raise ValueError(f"configs must hold [h1, h2, E] triples, got {p['configs']!r}")
+    shortest = min(seq_lens)
+    for T in seq_lens:
+        for h1, h2, E in configs:
+            for seed in seeds:
                 run = RunConfig(model=model(h1, h2, E, p), target="triangle_center",
                                 target_args={"squared": p["squared"]}, seq_len=T,
                                 steps=p["steps"] if T == shortest else p["long_steps"], batch_size=p["batch_size"],

@@ -11,7 +11,7 @@ import math
 import numbers
 import warnings
 from fractions import Fraction
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -95,6 +95,13 @@ def _repeated(arr: np.ndarray) -> tuple[int, int] | None:
     return None
 
 
+def _sequences(what: str, value: object) -> list:
+    """``value`` (a list or array of sequences) as a list; ``ValueError`` naming ``what`` otherwise."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ValueError(f"{what} must be a list of sequences (arrays of tokens), got {type(value).__name__} {value!r}")
+    return list(value)
+
+
 class SequenceDataset:
     """Input sequences ``X^j`` (n_j, d) and target sequences ``Y^j`` (m_j, d), j = 0..N−1.
 
@@ -105,7 +112,7 @@ class SequenceDataset:
     """
 
     def __init__(self, inputs: Sequence, targets: Sequence) -> None:
-        inputs, targets = list(inputs), list(targets)
+        inputs, targets = _sequences("inputs", inputs), _sequences("targets", targets)
         if len(inputs) == 0:
             raise ValueError("the dataset is empty: give at least one input sequence")
         if len(inputs) != len(targets):

@@ -15,6 +15,7 @@ Exit status: 0, 1 (a run or point failed), 2 (bad arguments, refused before anyt
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any, Sequence
 
@@ -31,6 +32,20 @@ def _pairs(pairs: list[list[str]] | None, parse) -> dict[str, Any]:
             raise ValueError(f"parameter '{name}' given twice with -p")
         values[name] = parse(text)
     return values
+
+
+#: A value that argparse would take for an option: ``-1e-3``, ``-.5``, ``-.inf`` (it knows only ``-1`` and ``-1.5``).
+_NEGATIVE = re.compile(r"^-\.?[0-9]|^-\.inf$", re.IGNORECASE)
+
+
+def _negative_values_kept(argv: Sequence[str]) -> list[str]:
+    """``argv`` with a leading space before each ``-p NAME VALUE``'s negative number, so that argparse keeps it a
+    value (YAML ignores the space)."""
+    argv = list(argv)
+    for i in range(len(argv) - 2):
+        if argv[i] in ("-p", "--parameter") and _NEGATIVE.match(argv[i + 2]):
+            argv[i + 2] = " " + argv[i + 2]
+    return argv
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -87,22 +102,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from transformer_theory.storage.results import partial_path
+    from transformer_theory.storage.results import failed_path
     from transformer_theory.pipeline.runner import execute, prepare_run
 
     spec = prepare_run(args.notebook, args.profile, _pairs(args.parameter, parse_value), output=args.output)
     print(f"running {spec.name} [{spec.profile}] {spec.parameters or ''}", flush=True)
     try:
         result = execute(spec)
-    except Interrupted:
+    except Interrupted as exc:
+        partial = getattr(exc, "partial_record", None)
         print(f"interrupted: the previous results (if any) are kept in {spec.results}; "
-              f"this run's partial record is {partial_path(spec.results)}", file=sys.stderr)
+              + (f"this run's partial record is {partial}" if partial else "this run had not started: it wrote nothing"),
+              file=sys.stderr)
         raise
-    print(f"{result['status']}: {spec.output} ({result['wall_time_s']:.1f} s); results {spec.results}")
-    if result["status"] != "ok":
-        print(result["error"], file=sys.stderr)
-        return 1
-    return 0
+    if result["status"] == "ok":
+        print(f"ok: {spec.output} ({result['wall_time_s']:.1f} s); results {spec.results}")
+        return 0
+    print(f"{result['error']}\nfailed ({result['wall_time_s']:.1f} s): this run's record is "
+          f"{failed_path(spec.results)}, its notebook {result['executed_notebook'] or '(none: the kernel did not start)'}; "
+          f"the previous results (if any) are kept in {spec.results}", file=sys.stderr)
+    return 1
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -191,7 +210,7 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; exit status 0, 1 (a run failed), 2 (bad arguments), 128 + signal (stopped)."""
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_negative_values_kept(sys.argv[1:] if argv is None else argv))
     command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report, "claims": _claims, "train": _train,
                "reproduce": _reproduce}[args.command]
     try:

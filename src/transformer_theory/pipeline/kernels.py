@@ -1,10 +1,33 @@
-"""The kernel manager of every papermill run: its kernel dies with the process that runs the notebook."""
+"""The kernel manager of every papermill run: its kernel dies with the process that runs the notebook, and its
+connection file (which holds the kernel's key) is a path the run chooses and removes however it ends."""
 
 from __future__ import annotations
+
+import contextlib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Iterator
 
 from jupyter_client.manager import AsyncKernelManager
 
 from transformer_theory.pipeline.processes import guarded_command, stopping
+
+_connection_file: ContextVar[Path | None] = ContextVar("connection_file", default=None)
+
+
+@contextlib.contextmanager
+def connection_file_at(path: Path) -> Iterator[None]:
+    """Kernels started inside the block by :class:`ParentBoundKernelManager` write their connection file to
+    ``path`` (instead of a ``/tmp/tmp*.json`` nobody removes after an interrupt); it is removed on entry (left by
+    a killed run) and on exit, however the block ends."""
+    path = path.absolute()  # the kernel runs in the notebook's folder
+    path.unlink(missing_ok=True)
+    token = _connection_file.set(path)
+    try:
+        yield
+    finally:
+        _connection_file.reset(token)
+        path.unlink(missing_ok=True)
 
 
 class ParentBoundKernelManager(AsyncKernelManager):
@@ -13,11 +36,24 @@ class ParentBoundKernelManager(AsyncKernelManager):
     The kernel keeps its own session and process group (jupyter_client's choice: Ctrl-C at the terminal does
     not reach it), and ``PR_SET_PDEATHSIG`` kills it when the run's process exits, even by SIGKILL. Once the
     run is stopping (Ctrl-C, SIGTERM), the kernel is killed at once rather than asked to shut down: the
-    graceful way takes seconds and makes ipykernel log a traceback for the cell it was running.
+    graceful way takes seconds and makes ipykernel log a traceback for the cell it was running. A shutdown
+    sends no SIGINT first (jupyter_client's habit: a kernel busy with a message then logs "KeyboardInterrupt
+    caught in kernel" although nothing was interrupted; the notebook has finished, or the kernel is killed).
+    Inside :func:`connection_file_at`, the connection file goes to the path it names.
     """
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         return guarded_command(super().format_kernel_cmd(extra_arguments))
+
+    def write_connection_file(self, **kwargs: Any) -> None:
+        path = _connection_file.get()
+        if path is not None and not self.connection_file:
+            self.connection_file = str(path)
+        super().write_connection_file(**kwargs)
+
+    async def _async_interrupt_kernel(self) -> None:  # jupyter_client 8 calls it at the start of a shutdown
+        if not self.shutting_down:
+            await super()._async_interrupt_kernel()
 
     async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
         await super().shutdown_kernel(now=now or stopping(), restart=restart)

@@ -15,8 +15,9 @@ from transformer_theory.pipeline import yaml12
 
 
 def parse_value(text: str) -> Any:
-    """Parse a command-line value as a YAML 1.2 scalar or flow list (``10``, ``1e-3``, ``true``, ``[2, 3]``, ``abc``)."""
-    return yaml12.load(text, f"value {text!r}")
+    """Parse a command-line value as a YAML 1.2 scalar or flow list (``10``, ``1e-3``, ``true``, ``[2, 3]``, ``abc``);
+    an empty (or blank) value is that string (YAML would read null: write ``null`` for that)."""
+    return yaml12.load(text, f"value {text!r}") if text.strip() else text
 
 
 def parse_list(text: str) -> list[Any]:
@@ -44,7 +45,11 @@ def _type_name(value: Any) -> str:
 
 
 def _typed(name: str, notebook: str, default: Any, value: Any, where: str) -> Any:
-    """Return ``value`` converted to the default's type, or raise ``ValueError`` naming the mismatch."""
+    """Return ``value`` converted to the default's type, or raise ``ValueError`` naming the mismatch.
+
+    A list must be non-empty if its default is, and its elements must have the type of the default's
+    elements when those all have one type (``[1, 2]``: integers; ``[[1, 2]]``: lists of integers).
+    """
     if default is None:  # a default that is not a literal: any value
         return value
     ok = True
@@ -57,7 +62,12 @@ def _typed(name: str, notebook: str, default: Any, value: Any, where: str) -> An
         value = float(value) if ok else value
     elif isinstance(default, (list, tuple)):
         ok = isinstance(value, (list, tuple))
-        value = list(value) if ok else value
+        if ok and default and not value:
+            raise ValueError(f"parameter '{name}' of notebook '{notebook}' expects a non-empty list "
+                             f"(default {default!r}), got []{where}")
+        if ok:
+            element = default[0] if len({type(d) for d in default}) == 1 else None
+            value = [_typed(f"{name}[{i}]", notebook, element, v, where) for i, v in enumerate(value)]
     else:
         ok = isinstance(value, type(default))
     if not ok:

@@ -19,7 +19,8 @@ DEFAULT_PROFILE = "book"
 def load_profile(profile: str) -> dict[str, dict[str, Any]]:
     """The chapter → parameters mapping of ``profile``; ``ValueError`` for an unknown or malformed one.
 
-    Malformed: invalid YAML, not a mapping of mappings, or a key that is no chapter (a misspelled name).
+    Malformed: invalid YAML (a key given twice included), an empty file, not a mapping of mappings, or a key
+    that is no chapter (a misspelled name).
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile '{profile}'. Valid profiles: {', '.join(PROFILES)}")
@@ -29,7 +30,8 @@ def load_profile(profile: str) -> dict[str, dict[str, Any]]:
     node = yaml12.compose(path.read_text(), str(path))
     data = yaml12.construct(node, str(path))
     if data is None:
-        return {}
+        raise ValueError(f"{path}, line 1: the profile is empty; expected a mapping 'notebook: {{parameter: value}}' "
+                         "(use 'notebook: {}' for a chapter's defaults)")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping 'notebook: {{parameter: value}}', got {type(data).__name__}")
     lines = {key.value: key.start_mark.line + 1 for key, _ in node.value if isinstance(key.value, str)}

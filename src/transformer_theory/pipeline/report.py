@@ -16,7 +16,7 @@ from typing import Any
 from transformer_theory.pipeline.locks import is_locked
 from transformer_theory.pipeline.notebooks import list_notebooks
 from transformer_theory.storage.paths import build_dir, check_writable_file
-from transformer_theory.storage.results import partial_path, write_text_atomic
+from transformer_theory.storage.results import failed_path, partial_path, write_text_atomic
 from transformer_theory.tables import markdown_table
 
 #: Columns of the page's table (the cells of :func:`_row`, in this order).
@@ -49,8 +49,11 @@ def _read(path: Path) -> tuple[str | None, dict | None]:
 def _row(stem: str, profile: str, results: Path) -> tuple[list[str], dict, str]:
     """The cells of one notebook's table row, its ``versions`` mapping and its platform ("" when unknown)."""
     text, data = _read(results)
-    if text is None:  # never finished: show the attempt in progress or interrupted, if any
-        text, data = _read(partial_path(results))
+    failed = failed_path(results)
+    later_failure = text is not None and failed.is_file()
+    for attempt in (failed, partial_path(results)):  # never finished: show the failure, or the attempt in progress
+        if text is None:
+            text, data = _read(attempt)
     if text is None:
         return [stem, profile, "not run", "", "", ""], {}, ""
     if data is None:
@@ -69,6 +72,8 @@ def _row(stem: str, profile: str, results: Path) -> tuple[list[str], dict, str]:
     shown_profile = _field(data, "profile", (str,), wrong) or profile
     if wrong:
         status += f" (fields of the wrong type: {', '.join(wrong)})"
+    if later_failure:
+        status += f"; a later run failed ({failed.name})"
     cells = [f"[{stem}](notebooks/{stem}.ipynb)", shown_profile, status,
              f"{wall:.1f}" if wall is not None else "?", "" if seed is None else str(seed), f"`{commit}`"]
     return cells, versions, platform

@@ -6,8 +6,9 @@ run by path is kept under ``by-path/`` (see :func:`~.notebooks.notebook_key`).
 
 One run per results file at a time (:mod:`~.locks`). A run writes its notebook and record beside their
 final paths (``<path>.partial``, status ``running``) and moves them into place only when papermill has
-finished, so a run that is killed leaves the previous complete record and notebook as they were; one that
-is stopped by Ctrl-C or SIGTERM leaves its partial record marked ``interrupted``. The kernel dies with the
+finished without an error, so a run that is killed leaves the previous complete record and notebook as they
+were; one that is stopped by Ctrl-C or SIGTERM leaves its partial record marked ``interrupted``; one that
+fails keeps its record and notebook beside the previous ones, as ``<path>.failed``. The kernel dies with the
 run (:mod:`~.kernels`).
 """
 
@@ -29,7 +30,8 @@ from transformer_theory.pipeline.parameters import check_parameters
 from transformer_theory.storage.paths import build_dir, check_writable_file
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.storage.provenance import config_hash, environment, parameters_hash, source_hash
-from transformer_theory.storage.results import PROFILE_ENV, RESULTS_ENV, partial_path, read_results, write_json_atomic
+from transformer_theory.storage.results import (PROFILE_ENV, RESULTS_ENV, failed_path, partial_path, read_results,
+                                                  write_json_atomic)
 
 
 @dataclass
@@ -86,6 +88,7 @@ def prepare_run(
     if results is None:  # a custom output keeps its results JSON beside it
         results = Path(output).with_suffix(".json") if output else build_dir() / "results" / profile / f"{key}.json"
     output = Path(output) if output else build_dir() / "executed" / profile / f"{key}.ipynb"
+    check_training_chapter(path.stem, {**defaults, **from_profile, **from_cli})
     check_writable_file(output, "--output", ".ipynb")
     check_writable_file(results, "results file", ".json")
     if output.resolve() == path:
@@ -93,15 +96,32 @@ def prepare_run(
     return RunSpec(path, profile, {**from_profile, **from_cli}, defaults, output, Path(results), key, dict(from_cli))
 
 
+def check_training_chapter(stem: str, parameters: dict[str, Any]) -> None:
+    """Build the runs of the training chapter ``stem`` (if it is one) from its ``parameters``, so that a value its
+    experiment refuses (an empty list of seeds, a width that is no list) fails before the kernel starts."""
+    from transformer_theory.chapters import EXPERIMENTS
+
+    if stem in EXPERIMENTS:
+        experiment = EXPERIMENTS[stem]
+        experiment.runs({name: value for name, value in parameters.items() if name in experiment.defaults})
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def connection_path(results: Path) -> Path:
+    """The kernel's connection file of the run writing ``results`` (``<results>.kernel``, removed when it ends)."""
+    return results.with_name(results.name + ".kernel")
+
+
 def mark_interrupted(spec: RunSpec) -> bool:
-    """Mark the partial record of a stopped run ``interrupted``; whether there was one still ``running``.
+    """Mark the partial record of a stopped run ``interrupted``; whether there was one still ``running``. The
+    kernel's connection file, if the stopped process left it, is removed.
 
     Call it holding the run's lock, once the run's process (and kernel) no longer writes.
     """
+    connection_path(spec.results).unlink(missing_ok=True)
     path = partial_path(spec.results)
     data = read_results(path)
     if not data or data.get("status") != "running":
@@ -113,13 +133,16 @@ def mark_interrupted(spec: RunSpec) -> bool:
 def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
     """Execute ``spec`` with papermill (kernel ``python3``) and write its results JSON atomically.
 
-    Returns the results dict; its ``status`` is ``"ok"`` or ``"failed"`` (with ``error``). ``ValueError``
+    Returns the results dict; its ``status`` is ``"ok"`` or ``"failed"`` (with ``error``; the record and
+    notebook are then written to ``<path>.failed`` (:func:`~.results.failed_path`), and the previous results
+    stay as they were). A run that ends ``ok`` removes the ``.failed`` files. ``ValueError``
     if another run holds the results file; a ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM under
-    :func:`~.processes.signals_raise`) marks the partial record ``interrupted`` and propagates.
+    :func:`~.processes.signals_raise`) marks the partial record ``interrupted`` and propagates, naming that
+    record in its attribute ``partial_record`` (absent when the run had not started yet).
     """
     import papermill
 
-    from transformer_theory.pipeline.kernels import ParentBoundKernelManager
+    from transformer_theory.pipeline.kernels import ParentBoundKernelManager, connection_file_at
 
     with results_lock(spec.results, f"notebook '{spec.name}' [{spec.profile}]"):
         partial_record, partial_notebook = partial_path(spec.results), partial_path(spec.output)
@@ -149,7 +172,8 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
         start = time.perf_counter()
         error = None
         try:
-            with warnings.catch_warnings():  # the partial notebook's name does not end in .ipynb, on purpose
+            with warnings.catch_warnings(), connection_file_at(connection_path(spec.results)):
+                # the partial notebook's name does not end in .ipynb, on purpose
                 warnings.filterwarnings("ignore", message="The specified file .* does not end in")
                 papermill.execute_notebook(
                     str(spec.path),
@@ -163,8 +187,8 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
                 )
         except Exception as exc:  # papermill wraps the notebook's own exception
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-4000:]
-        except KeyboardInterrupt:
-            mark_interrupted(spec)
+        except KeyboardInterrupt as exc:
+            exc.partial_record = partial_record if mark_interrupted(spec) else None  # type: ignore[attr-defined]
             raise
         finally:
             for name, value in previous.items():
@@ -172,19 +196,24 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
+        failed = [failed_path(spec.results), failed_path(spec.output)]
+        record_path, notebook_path = failed if error else (spec.results, spec.output)
         final = {
             **header,
             "status": "failed" if error else "ok",
             "error": error,
             "wall_time_s": round(time.perf_counter() - start, 3),
             "finished_at": _now(),
-            "executed_notebook": str(spec.output) if partial_notebook.exists() else None,
+            "executed_notebook": str(notebook_path) if partial_notebook.exists() else None,
             "values": (read_results(partial_record) or {}).get("values", {}),
         }
         if partial_notebook.exists():
-            os.replace(partial_notebook, spec.output)
+            os.replace(partial_notebook, notebook_path)
         else:  # papermill wrote nothing (the kernel did not start): no notebook belongs to this record
-            spec.output.unlink(missing_ok=True)
-        write_json_atomic(spec.results, final)
+            notebook_path.unlink(missing_ok=True)
+        write_json_atomic(record_path, final)
         partial_record.unlink()
+        if not error:  # the last failure is no longer the latest word
+            for path in failed:
+                path.unlink(missing_ok=True)
     return final

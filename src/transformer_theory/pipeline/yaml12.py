@@ -3,8 +3,8 @@
 PyYAML implements YAML 1.1, where ``010`` is 8, ``1:30`` is 90, ``yes`` is true, ``1e3`` is a string and
 ``2001-12-14`` a date. :class:`Yaml12Loader` keeps PyYAML's parser and replaces its scalar resolution by the
 1.2 core schema (YAML 1.2.2, section 10.3.2): ``null``/``~``, ``true``/``false``, decimal, ``0o`` and ``0x``
-integers, floats with an optional exponent, ``.inf`` and ``.nan``; everything else is a string. An alias
-inside its own anchor (``a: &x [*x]``, a recursive structure no parameter can hold) is an error.
+integers, floats with an optional exponent, ``.inf`` and ``.nan``; everything else is a string. A key given
+twice in one mapping is an error (1.2 forbids it; PyYAML keeps the last value). An alias inside its own anchor (``a: &x [*x]``, a recursive structure no parameter can hold) is an error.
 """
 
 from __future__ import annotations
@@ -54,6 +54,23 @@ class Yaml12Loader(yaml.SafeLoader):
 
     def compose_mapping_node(self, anchor: str | None) -> Any:
         return self._compose_collection(super().compose_mapping_node, anchor)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        """The mapping of ``node``; a key given twice is an error at its second line (YAML 1.2.2, 3.2.1.1)."""
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # merged keys may be overridden
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                seen = key in first
+            except TypeError:  # an unhashable key: the base constructor reports it
+                continue
+            if seen:
+                raise ConstructorError(None, None, f"duplicate key {key!r} (first given at line {first[key]})",
+                                       key_node.start_mark)
+            first[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep)
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         text = self.construct_scalar(node)

@@ -89,6 +89,12 @@ def partial_path(path: str | os.PathLike) -> Path:
     return path.with_name(path.name + ".partial")
 
 
+def failed_path(path: str | os.PathLike) -> Path:
+    """Where a failed run keeps ``path`` (``<path>.failed``), leaving the last good ``path`` as it was."""
+    path = Path(path)
+    return path.with_name(path.name + ".failed")
+
+
 def read_results(path: str | os.PathLike) -> dict | None:
     """The results stored at ``path``, or ``None`` if the file is missing or not a valid results file.
 

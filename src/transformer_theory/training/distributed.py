@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -130,8 +130,9 @@ def _run_on_dask(client: Any, tasks: list[Task], store: RunStore, options: Train
 
 def train_runs(runs: Sequence[RunConfig], store: RunStore, *, scheduler: str | None = None,
                n_workers: int | None = None, models_per_task: int | None = None,
-               options: TrainOptions = TrainOptions()) -> list[dict[str, Any]]:
-    """The records of ``runs`` (in order): reused from ``store`` where valid, else trained and stored.
+               options: TrainOptions = TrainOptions(), with_weights: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The records of ``runs`` (in order): reused from ``store`` where valid, else trained and stored. A run
+    whose key is in ``with_weights`` is trained again unless its weights are kept too (and readable).
 
     ``scheduler``: address of a running Dask scheduler. Otherwise ``n_workers`` single-threaded
     workers of a local cluster (default: one per core); ``n_workers=0`` trains in this process, one
@@ -140,7 +141,7 @@ def train_runs(runs: Sequence[RunConfig], store: RunStore, *, scheduler: str | N
     """
     if n_workers is not None:
         non_negative_int("n_workers", n_workers)
-    missing = [run for run in runs if store.get(run) is None]
+    missing = [run for run in runs if store.get(run, weights=run.key in with_weights) is None]
     tasks = plan_tasks(missing, models_per_task)
     if tasks and scheduler is None and n_workers == 0:
         for task in tasks:
@@ -148,7 +149,7 @@ def train_runs(runs: Sequence[RunConfig], store: RunStore, *, scheduler: str | N
     elif tasks:
         with dask_client(scheduler, n_workers) as client:
             _run_on_dask(client, tasks, store, options)
-    records = [store.get(run) for run in runs]
+    records = [store.get(run, weights=run.key in with_weights) for run in runs]
     if any(r is None for r in records):
         raise RuntimeError("some runs did not produce a valid record in the store")
     return records

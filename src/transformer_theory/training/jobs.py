@@ -13,11 +13,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from transformer_theory.checks import non_negative_int
+from transformer_theory.storage.paths import build_dir
 from transformer_theory.training.store import RecordStore
+
+#: Seconds to wait for an existing scheduler (``scheduler=``, ``--scheduler``) to answer before giving up.
+CONNECT_TIMEOUT_S = 5
 
 
 class Job(Protocol):
@@ -42,29 +48,65 @@ class StoredJob(Job, Protocol):
         ...
 
 
+def scratch_folder() -> Path:
+    """The local cluster's scratch space of this process, ``build/dask/<pid>/`` (Dask's default is
+    ``$TMPDIR/dask-scratch-space``); the folders of processes that no longer run are removed first."""
+    parent = build_dir() / "dask"
+    for folder in parent.glob("*"):
+        if folder.name.isdigit() and not _running(int(folder.name)):
+            shutil.rmtree(folder, ignore_errors=True)
+    return parent / str(os.getpid())
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` of the cluster at ``scheduler``, or of a new ``LocalCluster`` with ``n_workers``
-    single-threaded worker processes (default: one per core); closed (the local cluster shut down) on exit."""
+    single-threaded worker processes (default: one per core), its scratch space in :func:`scratch_folder`;
+    closed (the local cluster shut down, its scratch space removed) on exit.
+    ``ValueError`` naming the address if the scheduler does not answer within :data:`CONNECT_TIMEOUT_S`.
+
+    The project's one executor of independent training jobs: the engine's tasks and the Tikhonov runs.
+    """
     import dask
     from distributed import Client, LocalCluster
 
     if n_workers is not None:
         non_negative_int("n_workers", n_workers)
     if scheduler is not None:
-        cluster, client = None, Client(scheduler)
-    else:
+        try:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, ValueError) as exc:  # unreachable (after the timeout), or a malformed address
+            raise ValueError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    scratch, cluster, client = scratch_folder(), None, None
+    try:  # an interrupt while the cluster starts removes its scratch space too
         # forkserver: workers that have imported torch exit at once on close (spawned ones linger ~4 s until killed)
-        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
+                              "temporary-directory": str(scratch)}):
             cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.WARNING)
+                                   dashboard_address=None, silence_logs=logging.WARNING, local_directory=str(scratch))
         client = Client(cluster)
-    try:
         yield client
     finally:
-        client.close()
+        if client is not None:
+            client.close()
         if cluster is not None:
             cluster.close()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def execute(jobs: Sequence[Job], client: Any) -> Iterator[tuple[Job, Any]]:

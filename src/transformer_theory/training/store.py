@@ -3,9 +3,11 @@
 A record holds the run's full configuration, seed, metric history, best and final validation NMSE,
 wall time, the task it was trained in, device and provenance (package versions, git commit,
 platform). :meth:`RunStore.get` returns a record only if it is intact and matches the run exactly
-(key, engine version, configuration, a consistent history); a corrupt, truncated, stale or foreign
-file counts as missing, so the run is trained again. Unfinished tasks keep their checkpoints in
-``checkpoints/`` and the final weights of each run are kept beside its record (``<key>.pt``).
+(key, engine version, configuration, a consistent history, best step, wall time and task) and the weights
+kept beside it (``<key>.pt``), if any, are readable; a corrupt, truncated, stale or foreign file counts as
+missing, so the run is trained again. A run whose trained model a chapter reads needs its weights: without
+readable ones its record counts as missing too (``get(run, weights=True)``). Unfinished tasks keep their
+checkpoints in ``checkpoints/``.
 
 Locations: ``build/runs/<profile>/`` by default; the committed book-profile runs live in
 ``results/<profile>/runs/`` and are read first (:func:`default_store`); ``$TRANSFORMER_THEORY_RUNS``
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,9 +52,23 @@ def valid_record(record: Any, run: RunConfig) -> bool:
             return False
         if not all(_is_nmse(v) for v in nmse) or not all(_is_nmse(v) for v in loss):
             return False
-        finite = [v for v in nmse if v is not None]
-        return record["best_nmse"] == (min(finite) if finite else None) and record["final_nmse"] == nmse[-1]
+        finite = [(v, s) for v, s in zip(nmse, steps) if v is not None]
+        best, best_step = min(finite) if finite else (None, None)
+        if record["best_nmse"] != best or record["best_step"] != best_step or record["final_nmse"] != nmse[-1]:
+            return False
+        wall, task = record["wall_time_s"], record["task"]
+        return _is_nmse(wall) and wall is not None and isinstance(task["key"], str) and run.key in task["runs"]
     except (KeyError, TypeError, IndexError):
+        return False
+
+
+def readable_weights(path: Path) -> bool:
+    """Whether ``path`` is an intact weights file (a zip archive, as ``torch.save`` writes, whose every member
+    passes its CRC check): a truncated or damaged file is not."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.testzip() is None
+    except (OSError, zipfile.BadZipFile, EOFError):
         return False
 
 
@@ -67,14 +84,19 @@ class RecordStore:
     def record_path(self, key: str, root: Path | None = None) -> Path:
         return (root or self.root) / f"{key}.json"
 
+    def read_from(self, root: Path, key: str, valid: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+        """The record named ``key`` in the folder ``root`` if it is a JSON object for which ``valid`` holds."""
+        try:
+            record = json.loads(self.record_path(key, root).read_text())
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) and valid(record) else None
+
     def read(self, key: str, valid: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
         """The first record named ``key`` (``read_also`` first, then ``root``) for which ``valid`` holds, or ``None``."""
         for root in [*self.read_also, self.root]:
-            try:
-                record = json.loads(self.record_path(key, root).read_text())
-            except (OSError, ValueError):
-                continue
-            if isinstance(record, dict) and valid(record):
+            record = self.read_from(root, key, valid)
+            if record is not None:
                 return record
         return None
 
@@ -92,9 +114,23 @@ class RunStore(RecordStore):
     def checkpoint_path(self, task_key: str) -> Path:
         return self.root / "checkpoints" / f"{task_key}.pt"
 
-    def get(self, run: RunConfig) -> dict[str, Any] | None:
-        """The stored record of ``run``, or ``None`` (absent, corrupt or stale: train it again)."""
-        return self.read(run.key, lambda record: valid_record(record, run))
+    def _found(self, run: RunConfig, weights: bool) -> tuple[dict[str, Any], Path] | None:
+        """The first valid record of ``run`` and its folder: weights beside it readable, or absent unless
+        ``weights``."""
+        for root in [*self.read_also, self.root]:
+            path = root / f"{run.key}.pt"
+            if (path.exists() or weights) and not readable_weights(path):
+                continue
+            record = self.read_from(root, run.key, lambda record: valid_record(record, run))
+            if record is not None:
+                return record, path
+        return None
+
+    def get(self, run: RunConfig, weights: bool = False) -> dict[str, Any] | None:
+        """The stored record of ``run``, or ``None`` (absent, corrupt or stale, its weights unreadable, or, with
+        ``weights``, not kept: train it again)."""
+        found = self._found(run, weights)
+        return found[0] if found else None
 
     def put(self, run: RunConfig, record: dict[str, Any], weights: dict[str, torch.Tensor] | None = None) -> None:
         """Store ``record`` (checked against ``run``) and optionally the trained ``weights``."""
@@ -108,12 +144,15 @@ class RunStore(RecordStore):
         self.write(run.key, record)
 
     def weights(self, run: RunConfig) -> dict[str, torch.Tensor] | None:
-        """The trained parameters of ``run`` if they were kept (a model's ``state_dict``)."""
-        for root in [*self.read_also, self.root]:
-            path = root / f"{run.key}.pt"
-            if path.is_file():
-                return torch.load(path, map_location="cpu", weights_only=True)
-        return None
+        """The trained parameters of ``run`` if they were kept beside a valid record (a model's ``state_dict``),
+        else ``None``; ``ValueError`` naming the file if it cannot be loaded."""
+        found = self._found(run, weights=True)
+        if found is None:
+            return None
+        try:
+            return torch.load(found[1], map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch raises RuntimeError, pickle errors, ... for a damaged file
+            raise ValueError(f"run {run.key}: cannot read its weights {found[1]}: {exc}") from None
 
 
 def trained_model(run: RunConfig, store: RunStore) -> Transformer:
@@ -121,7 +160,9 @@ def trained_model(run: RunConfig, store: RunStore) -> Transformer:
     not kept)."""
     weights = store.weights(run)
     if weights is None:
-        raise ValueError(f"run {run.key}: no weights in the store (train it with save_weights)")
+        folders = ", ".join(str(root) for root in [*store.read_also, store.root])
+        raise ValueError(f"run {run.key}: no readable weights {run.key}.pt beside a valid record in {folders} "
+                         "(train_runs with its key in with_weights trains it again)")
     model = Transformer(run.model)
     model.load_state_dict(weights)
     return model.eval()
