@@ -16,7 +16,7 @@ from transformer_theory.pipeline.notebooks import list_notebooks, notebook_param
 from transformer_theory.pipeline.parameters import check_parameters, parse_value
 from transformer_theory.pipeline.profiles import DEFAULT_PROFILE, PROFILES, load_profile
 from transformer_theory.pipeline.rerun import run_command, run_it_yourself
-from transformer_theory.pipeline.runner import prepare_run
+from transformer_theory.pipeline.runner import optional_parameters, prepare_run
 
 NOTEBOOKS = list_notebooks()
 
@@ -106,7 +106,8 @@ def test_profiles_cover_every_notebook_with_valid_parameters(profile) -> None:
     assert stems <= set(data), f"params/{profile}.yaml misses {sorted(stems - set(data))}"
     assert set(data) <= stems, f"params/{profile}.yaml names unknown notebooks {sorted(set(data) - stems)}"
     for path in NOTEBOOKS:
-        check_parameters(path.stem, notebook_parameters(path), data[path.stem], source=f"params/{profile}.yaml")
+        check_parameters(path.stem, notebook_parameters(path), data[path.stem], source=f"params/{profile}.yaml",
+                         may_be_empty=optional_parameters(path.stem))
 
 
 def test_environment_yml_in_step_with_requirements() -> None:

@@ -115,3 +115,15 @@ def test_validation_curves_select_part_heads_and_length() -> None:
     assert [(c["group"], c["label"]) for c in curves] == [("h = 4", "seed 0")]
     assert curves[0]["nmse"] == [1.0, 1e-4]
     assert len(cal.validation_curves(results, "head_count", (3, 4))) == 3
+
+
+def test_a_profile_may_leave_the_optional_parts_out_and_the_verdicts_say_so() -> None:
+    p = cal.CalibrationParameters(**{**TINY, "double_heads": [], "tl_heads": []})
+    assert p.double_heads == () and p.tl_heads == ()
+    parts = {r.tags["part"] for r in cal.calibration_runs(p)}
+    assert parts == {"head_count"}
+    assert cal.two_layer_verdict([], p)["met"] is None and cal.budget_check_table([], p) == []
+    with pytest.raises(ValueError, match="heads must be a non-empty list"):
+        cal.CalibrationParameters(**{**TINY, "heads": []})
+    with pytest.raises(ValueError, match=r"tl_heads\[0\]"):
+        cal.CalibrationParameters(**{**TINY, "tl_heads": [0]})

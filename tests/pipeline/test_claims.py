@@ -14,10 +14,11 @@ from transformer_theory.pipeline.notebooks import list_notebooks
 
 
 def test_every_claim_names_a_chapter_and_gets_a_verdict() -> None:
-    rows = claims.claim_rows()
+    every = claims.claim_rows()
+    rows = [r for r in every if r["verdict"] is not None]
     assert len(rows) >= 15
     stems = {p.stem for p in list_notebooks()}
-    assert {r["chapter"] for r in rows} <= stems
+    assert {r["chapter"] for r in every} <= stems
     assert {r["verdict"] for r in rows} <= set(claims.VERDICTS)
     assert all(r["paper"] and r["ours"] and r["reason"] for r in rows)
     assert {r["source"].split(",")[0] for r in rows} >= {"Paper A", "InfoFlow", "P1"}
@@ -45,7 +46,8 @@ def test_the_page_agrees_with_what_the_chapters_assert() -> None:
     calibration = _values("13_training_recipe")
     assert _verdict(rows, "13_training_recipe", "P1, Table 2") == reproduced(
         all(v["met"] for v in calibration["head_count_verdicts"]))
-    assert _verdict(rows, "13_training_recipe", "P1, Table 5") == reproduced(calibration["two_layer_verdict"]["met"])
+    met = calibration["two_layer_verdict"]["met"]  # None: the two-layer runs are not in the book profile yet
+    assert _verdict(rows, "13_training_recipe", "P1, Table 5") == (None if met is None else reproduced(met))
 
 
 def _copy_results(tmp_path: Path) -> Path:
@@ -82,9 +84,11 @@ def test_missing_or_failed_results_are_named(tmp_path: Path) -> None:
 def test_the_page_links_every_chapter_and_counts_the_verdicts(tmp_path: Path) -> None:
     out = claims.write_claims_page(tmp_path / "claims.md")
     text = out.read_text()
-    rows = claims.claim_rows()
+    every = claims.claim_rows()
+    rows = [r for r in every if r["verdict"] is not None]
     assert text.startswith("# Claims at a glance")
     assert f"{len(rows)} claims: " in text
-    for r in rows:
+    for r in every:
         assert f"(notebooks/{r['chapter']}.ipynb)" in text
     assert sum(text.count(f"**{v}**") for v in claims.VERDICTS) == len(rows)
+    assert ("Not yet judged" in text) == (len(rows) < len(every))

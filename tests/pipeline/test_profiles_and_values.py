@@ -119,3 +119,13 @@ def test_nan_on_the_command_line_is_refused_before_running(tiny_project: Path) -
     out = cli("run", "01_tiny", "--profile", "smoke", "-p", "scale", ".nan")
     assert out.returncode == 2 and "parameter 'scale' of notebook '01_tiny' (from -p) must be a finite" in out.stderr
     assert not (tiny_project / "build").exists()
+
+
+def test_only_a_chapters_optional_parts_may_be_empty() -> None:
+    from transformer_theory.pipeline.parameters import check_parameters
+
+    defaults = {"tl_heads": [1, 2], "seeds": [0, 1]}
+    assert check_parameters("13_training_recipe", defaults, {"tl_heads": []}, may_be_empty=("tl_heads",)) == {
+        "tl_heads": []}
+    with pytest.raises(ValueError, match="'seeds' of notebook '13_training_recipe' expects a non-empty list"):
+        check_parameters("13_training_recipe", defaults, {"seeds": []}, may_be_empty=("tl_heads",))

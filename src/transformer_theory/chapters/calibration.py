@@ -35,8 +35,8 @@ from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experimen
                                                     experiment_run, infoflow_model, int_list, seed_list)
 from transformer_theory.chapters.intrinsic_dimension import prediction
 
-__all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "PREDICTION", "CalibrationParameters",
-           "budget_check_table", "calibration_runs", "head_count_table", "head_count_verdicts",
+__all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION",
+           "CalibrationParameters", "budget_check_table", "calibration_runs", "head_count_table", "head_count_verdicts",
            "two_layer_head_count_table", "two_layer_verdict", "validation_curves"]
 
 #: Doubling the step budget changes a cell's best NMSE by less than this factor: the budget is sufficient.
@@ -55,6 +55,11 @@ PREDICTION = ("one layer: the criteria are met at every T of the book profile (8
               "growing with T but staying below 1.5e-4; the budget check finds h = 3 sufficient (a plateau) and "
               "h = 4 still learning (doubling lowers it by more than 1.5x). Two layers: the criteria are met, "
               "h = 2 near the exploratory 4e-6.")
+
+
+#: The parts a profile may leave out with an empty list (its runs not yet trained there): the budget check
+#: (``double_heads``) and the two-layer head count (``tl_heads``); the chapter names the parts it leaves out.
+OPTIONAL_PARTS = ("double_heads", "tl_heads")
 
 
 def _ints(name: str, values: Any, low: int = 1) -> tuple[int, ...]:
@@ -94,8 +99,12 @@ class CalibrationParameters:
         for name in ("D", "head_dim", "ffn_width", "steps", "double_seq_len", "tl_seq_len", "tl_embed_dim",
                      "tl_ffn_width", "tl_steps", "batch_size", "val_size", "eval_every", "encoder_width"):
             positive_int(name, getattr(self, name))
-        for name in ("heads", "seq_lens", "double_heads", "tl_heads"):
+        for name in ("heads", "seq_lens"):
             object.__setattr__(self, name, _ints(name, getattr(self, name)))
+        for name in OPTIONAL_PARTS:  # an empty list leaves the part out, and the chapter says so
+            values = getattr(self, name)
+            object.__setattr__(self, name, () if isinstance(values, (list, tuple)) and not values
+                               else _ints(name, values))
         for name in ("seeds", "tl_seeds"):
             object.__setattr__(self, name, tuple(seed_list(name, getattr(self, name))))
         seed_value(self.target_seed, "target_seed")
@@ -103,7 +112,7 @@ class CalibrationParameters:
         if self.warmup < 0 or self.weight_decay < 0:
             raise ValueError(f"warmup and weight_decay must be non-negative, got {self.warmup!r}, "
                              f"{self.weight_decay!r}")
-        if max(self.tl_heads) > self.tl_embed_dim:
+        if self.tl_heads and max(self.tl_heads) > self.tl_embed_dim:
             raise ValueError(f"tl_heads: {max(self.tl_heads)} heads of dimension tl_embed_dim // h need "
                              f"tl_embed_dim >= h, got tl_embed_dim = {self.tl_embed_dim}")
 
@@ -139,7 +148,8 @@ def calibration_runs(p: CalibrationParameters) -> list[ExperimentRun]:
     return one + double + two
 
 
-EXPERIMENT = Experiment("13_training_recipe", DEFAULTS, lambda values: calibration_runs(CalibrationParameters(**values)))
+EXPERIMENT = Experiment("13_training_recipe", DEFAULTS, lambda values: calibration_runs(CalibrationParameters(**values)),
+                        OPTIONAL_PARTS)
 
 
 def _part(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], part: str) -> list[tuple[dict, dict]]:

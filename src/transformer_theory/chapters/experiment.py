@@ -51,9 +51,14 @@ class ExperimentRun:
 
 @dataclass(frozen=True)
 class Experiment:
+    """A chapter's experiment: its ``name`` (the notebook's stem), ``defaults`` (the notebook's parameters),
+    ``build`` (parameters → runs) and ``optional``: the list parameters a profile may leave empty, leaving out a
+    part whose runs it does not train (the chapter says which)."""
+
     name: str
     defaults: dict[str, Any]
     build: Callable[[dict[str, Any]], list[ExperimentRun]]
+    optional: tuple[str, ...] = ()
 
     def parameters(self, values: dict[str, Any] | None = None) -> dict[str, Any]:
         """The defaults overridden by ``values``; an unknown name raises ``ValueError``."""

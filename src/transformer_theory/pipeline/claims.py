@@ -28,14 +28,14 @@ VERDICTS = ("reproduced", "reproduced qualitatively", "not observed", "not testa
 RESULTS = Path("results") / "book"
 
 Values = Mapping[str, Any]
-Judged = tuple[str, str, str, str]
+Judged = tuple[str, str, str, str] | None
 
 
 @dataclass(frozen=True)
 class Claim:
     """One row: ``chapter`` (notebook stem), ``source`` (theorem, section or "this book's own"), ``claim`` (as the
     paper states it, or as this book poses it), ``judge`` (the chapter's recorded values and its parameters →
-    ``(paper, ours, verdict, reason)``)."""
+    ``(paper, ours, verdict, reason)``, or ``None`` where the committed results do not yet hold the claim's runs)."""
 
     chapter: str
     source: str
@@ -203,6 +203,8 @@ def _calibration_one(v: Values, p: Values) -> Judged:
 
 def _calibration_two(v: Values, p: Values) -> Judged:
     x = v["two_layer_verdict"]
+    if x["met"] is None:  # the two-layer part is not in the book profile yet
+        return None
     rows = {r["h"]: r for r in v["two_layer_head_count_table"]}
     lo, hi = rows[2]["paper_nmse"]
     return (f"h = 2: {_g(lo)}-{_g(hi)}", f"h = 1 {_g(x['nmse_missing'])}, h = 2 {_g(x['nmse'])}",
@@ -264,14 +266,20 @@ def committed_values(chapter: str, root: Path | None = None) -> tuple[dict[str, 
 
 
 def claim_rows(root: Path | None = None) -> list[dict[str, str]]:
-    """One row per claim of :data:`CLAIMS`: ``chapter``, ``source``, ``claim``, ``paper``, ``ours``, ``verdict``
-    (one of :data:`VERDICTS`) and ``reason``."""
+    """One row per claim of :data:`CLAIMS` that the committed results judge: ``chapter``, ``source``, ``claim``,
+    ``paper``, ``ours``, ``verdict`` (one of :data:`VERDICTS`) and ``reason``; a claim whose runs are not in them
+    yet gets the verdict ``None`` and empty cells (:func:`claims_page` lists it apart)."""
     records: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     rows = []
     for c in CLAIMS:
         if c.chapter not in records:
             records[c.chapter] = committed_values(c.chapter, root)
-        paper, ours, verdict, reason = c.judge(*records[c.chapter])
+        judged = c.judge(*records[c.chapter])
+        if judged is None:
+            rows.append({"chapter": c.chapter, "source": c.source, "claim": c.claim, "paper": "", "ours": "",
+                         "verdict": None, "reason": ""})
+            continue
+        paper, ours, verdict, reason = judged
         if verdict not in VERDICTS:
             raise ValueError(f"claim {c.claim!r} of {c.chapter}: verdict {verdict!r} is not one of {VERDICTS}")
         rows.append({"chapter": c.chapter, "source": c.source, "claim": c.claim, "paper": paper, "ours": ours,
@@ -281,7 +289,9 @@ def claim_rows(root: Path | None = None) -> list[dict[str, str]]:
 
 def claims_page(root: Path | None = None) -> str:
     """The page's Markdown: the introduction, the counts by verdict and the table (chapters as links)."""
-    rows = claim_rows(root)
+    every = claim_rows(root)
+    rows = [r for r in every if r["verdict"] is not None]
+    pending = [r for r in every if r["verdict"] is None]
     counts = ", ".join(f"{sum(r['verdict'] == v for r in rows)} {v}" for v in VERDICTS)
     table = markdown_table([{"chapter": f"[{r['chapter'][:2]}](notebooks/{r['chapter']}.ipynb)",
                              "source": r["source"], "claim": r["claim"], "paper": r["paper"], "ours": r["ours"],
@@ -294,7 +304,10 @@ def claims_page(root: Path | None = None) -> str:
         "*reproduced* (the paper's statement holds in our runs, within the chapter's criterion), *reproduced "
         "qualitatively* (the direction holds, the size or the mechanism does not match), *not observed* (our runs "
         "do not show it; the reason says whether that judges the theory or our training), *not testable on CPU*.",
-        "", f"{len(rows)} claims: {counts}.", "", table, ""])
+        "", f"{len(rows)} claims: {counts}.", "", table, "",
+        *(["Not yet judged (their runs are not in the committed book results yet): "
+            + "; ".join(f"{r['source']}, {r['claim']} ([{r['chapter'][:2]}](notebooks/{r['chapter']}.ipynb))"
+                        for r in pending) + ".", ""] if pending else [])])
 
 
 def write_claims_page(output: str | Path, root: Path | None = None) -> Path:

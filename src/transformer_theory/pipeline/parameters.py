@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Collection
 from typing import Any, Iterator
 
 from transformer_theory.checks import finite_real
@@ -87,10 +88,13 @@ def _coerce(name: str, notebook: str, default: Any, value: Any, where: str) -> A
     return value
 
 
-def check_parameters(notebook: str, defaults: dict[str, Any], values: dict[str, Any], *, source: str = "") -> dict[str, Any]:
+def check_parameters(notebook: str, defaults: dict[str, Any], values: dict[str, Any], *, source: str = "",
+                     may_be_empty: Collection[str] = ()) -> dict[str, Any]:
     """Validate ``values`` against the notebook's ``defaults``; return them coerced to the default types.
 
-    ``source`` names where the values came from (``"-p"``, ``"params/smoke.yaml"``) for the message.
+    ``source`` names where the values came from (``"-p"``, ``"params/smoke.yaml"``) for the message;
+    ``may_be_empty`` names the lists that may be empty although their default is not (a chapter's optional
+    parts, :attr:`~transformer_theory.chapters.experiment.Experiment.optional`).
     """
     where = f" (from {source})" if source else ""
     checked: dict[str, Any] = {}
@@ -102,5 +106,6 @@ def check_parameters(notebook: str, defaults: dict[str, Any], values: dict[str, 
                 f"unknown parameter '{name}' for notebook '{notebook}'{where}.{hint} "
                 f"Valid parameters: {', '.join(defaults) or '(none)'}"
             )
-        checked[name] = _coerce(name, notebook, defaults[name], value, where)
+        empty = name in may_be_empty and isinstance(value, (list, tuple)) and not value
+        checked[name] = [] if empty else _coerce(name, notebook, defaults[name], value, where)
     return checked

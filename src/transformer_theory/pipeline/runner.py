@@ -83,8 +83,10 @@ def prepare_run(
     path = resolve_notebook(notebook)
     key = notebook_key(path)
     defaults = notebook_parameters(path)
-    from_profile = check_parameters(path.stem, defaults, profile_map.get(path.stem, {}), source=f"params/{profile}.yaml")
-    from_cli = check_parameters(path.stem, defaults, overrides or {}, source="-p")
+    optional = optional_parameters(path.stem)
+    from_profile = check_parameters(path.stem, defaults, profile_map.get(path.stem, {}), source=f"params/{profile}.yaml",
+                                    may_be_empty=optional)
+    from_cli = check_parameters(path.stem, defaults, overrides or {}, source="-p", may_be_empty=optional)
     if results is None:  # a custom output keeps its results JSON beside it
         results = Path(output).with_suffix(".json") if output else build_dir() / "results" / profile / f"{key}.json"
     output = Path(output) if output else build_dir() / "executed" / profile / f"{key}.ipynb"
@@ -94,6 +96,14 @@ def prepare_run(
     if output.resolve() == path:
         raise ValueError(f"--output {output} is the notebook being run: papermill would overwrite it")
     return RunSpec(path, profile, {**from_profile, **from_cli}, defaults, output, Path(results), key, dict(from_cli))
+
+
+def optional_parameters(stem: str) -> tuple[str, ...]:
+    """The list parameters of the training chapter ``stem`` that may be empty (its optional parts; none for
+    another notebook)."""
+    from transformer_theory.chapters import EXPERIMENTS
+
+    return EXPERIMENTS[stem].optional if stem in EXPERIMENTS else ()
 
 
 def check_training_chapter(stem: str, parameters: dict[str, Any]) -> None:
