@@ -25,6 +25,7 @@ import torch
 from transformer_theory.interpolation.arithmetic import HARDMAX_TIE_TOL, to_float
 from transformer_theory.interpolation.linear_maps import RankOne
 from transformer_theory.interpolation.transformer import Transformer as ConstructedTransformer
+from transformer_theory.models.block import Block
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 
@@ -42,57 +43,96 @@ def _padded(rows: np.ndarray, n: int) -> torch.Tensor:
     return torch.from_numpy(out)
 
 
-def to_torch(model: ConstructedTransformer) -> Transformer:
-    """The model as a float64 :class:`~transformer_theory.models.Transformer` (exact models are rounded)."""
-    d, blocks = model.d, model.blocks
+#: The torch path evaluates the sequences in padded batches of at most this many tokens (padding included).
+BATCH_TOKENS = 1 << 14
+
+
+def _config(model: ConstructedTransformer, n_layers: int) -> TransformerConfig:
+    """The family's config for ``n_layers`` blocks of ``model`` (one attention kind, one block order)."""
+    blocks = model.blocks
     kinds = {b.sa.attention for b in blocks if not b.sa.is_identity}
     if len(kinds) > 1:
         raise ValueError(f"model: mixes attention kinds {sorted(kinds)}; the family uses one per model")
     orders = {b.order for b in blocks}
     if len(orders) > 1:
         raise ValueError(f"model: mixes block orders {sorted(orders)}; the family uses one per model")
-    kind = kinds.pop() if kinds else "hardmax"
-    head_dim = 1 if all(b.sa.is_identity or isinstance(b.sa.A, RankOne) for b in blocks) else d
-    config = TransformerConfig(
-        d=d, heads=(1,) * len(blocks), head_dim=head_dim, value_dim=d, out_proj=False,
-        ffn_width=model.max_width, activation="relu", ffn_out_bias=False, attention=kind, scale_scores=False,
-        hardmax_tie_tol=HARDMAX_TIE_TOL, residual="learned", order=orders.pop() if orders else "ff_sa",
-        dtype="float64",
+    head_dim = 1 if all(b.sa.is_identity or isinstance(b.sa.A, RankOne) for b in blocks) else model.d
+    return TransformerConfig(
+        d=model.d, heads=(1,) * n_layers, head_dim=head_dim, value_dim=model.d, out_proj=False,
+        ffn_width=model.max_width, activation="relu", ffn_out_bias=False, attention=kinds.pop() if kinds else "hardmax",
+        scale_scores=False, hardmax_tie_tol=HARDMAX_TIE_TOL, residual="learned",
+        order=orders.pop() if orders else "ff_sa", dtype="float64",
     )
+
+
+@torch.no_grad()
+def _load(layer: Block, block, config: TransformerConfig) -> None:
+    """Write the weights of one constructed ``block`` into the family's ``layer`` (every other entry 0)."""
+    for p in layer.parameters():
+        p.zero_()
+    ff, sa = block.ff, block.sa
+    layer.eta.fill_(float(ff.eta))
+    if ff.width and not ff.is_identity:
+        layer.ff[0].weight[: ff.width] = torch.from_numpy(to_float(ff.U))
+        layer.ff[0].bias[: ff.width] = torch.from_numpy(to_float(ff.b))
+        layer.ff[2].weight[:, : ff.width] = torch.from_numpy(to_float(ff.W))
+    layer.rho.fill_(float(sa.rho))
+    if not sa.is_identity:
+        q, k = _query_key(sa, config.d)
+        if config.attention == "softmax":
+            q = q / sa.temperature
+        layer.to_q.weight.copy_(_padded(q, config.head_dim))
+        layer.to_k.weight.copy_(_padded(k, config.head_dim))
+        layer.to_v.weight.copy_(torch.from_numpy(to_float(sa.matrices(config.d)[0])))
+
+
+def to_torch(model: ConstructedTransformer) -> Transformer:
+    """The model as a float64 :class:`~transformer_theory.models.Transformer` (exact models are rounded)."""
+    config = _config(model, len(model.blocks))
     net = Transformer(config)
-    with torch.no_grad():
-        for block, layer in zip(blocks, net.blocks):
-            for p in layer.parameters():
-                p.zero_()
-            ff, sa = block.ff, block.sa
-            layer.eta.fill_(float(ff.eta))
-            if ff.width and not ff.is_identity:
-                layer.ff[0].weight[: ff.width] = torch.from_numpy(to_float(ff.U))
-                layer.ff[0].bias[: ff.width] = torch.from_numpy(to_float(ff.b))
-                layer.ff[2].weight[:, : ff.width] = torch.from_numpy(to_float(ff.W))
-            layer.rho.fill_(float(sa.rho))
-            if not sa.is_identity:
-                q, k = _query_key(sa, d)
-                if kind == "softmax":
-                    q = q / sa.temperature
-                layer.to_q.weight.copy_(_padded(q, head_dim))
-                layer.to_k.weight.copy_(_padded(k, head_dim))
-                layer.to_v.weight.copy_(torch.from_numpy(to_float(sa.matrices(d)[0])))
+    for block, layer in zip(model.blocks, net.blocks):
+        _load(layer, block, config)
     return net
 
 
+def _batches(lengths: list[int]) -> list[np.ndarray]:
+    """The sequences (indices, by increasing length) in batches of at most ``BATCH_TOKENS`` padded tokens."""
+    batches, current = [], []
+    for j in np.argsort(lengths, kind="stable"):
+        if current and (len(current) + 1) * lengths[j] > BATCH_TOKENS:
+            batches.append(np.array(current))
+            current = []
+        current.append(j)
+    return batches + [np.array(current)] if current else batches
+
+
 def torch_outputs(model: ConstructedTransformer, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """``to_torch(model)`` on every sequence in float64, sequences of one length batched as ``(B, n, d)``:
-    the "torch" evaluation path of :func:`transformer_theory.interpolation.hausdorff.verify`."""
-    net = to_torch(model)
+    """The "torch" evaluation path of :func:`transformer_theory.interpolation.hausdorff.verify`: every sequence
+    through the model's blocks as layers of the family in float64, streamed.
+
+    One layer of the family is loaded with each block in turn (:func:`to_torch`'s weights, never the whole
+    model at once) and applied to every batch: the sequences sorted by length, padded with copies of their
+    first token to the longest of their batch (at most ``BATCH_TOKENS`` tokens) and the padding masked out as
+    keys, so each sequence gets its own attention. Memory: the tokens plus one batch's attention weights,
+    whatever the depth; time: O(depth · number of batches) layer calls."""
     arrays = [to_float(x) for x in inputs]
+    lengths = [len(x) for x in arrays]
+    batches = _batches(lengths)
+    states, masks = [], []
+    for index in batches:
+        n = max(lengths[j] for j in index)
+        states.append(torch.from_numpy(np.stack([np.concatenate([arrays[j], np.repeat(arrays[j][:1], n - lengths[j], 0)])
+                                                 for j in index])))
+        masks.append(torch.from_numpy(np.arange(n)[None, :] < np.array([lengths[j] for j in index])[:, None]))
+    if model.blocks:
+        config = _config(model, 1)
+        layer = Block(config)
+        with torch.no_grad():
+            for block in model.blocks:
+                _load(layer, block, config)
+                states = [layer(h, key_mask=mask) for h, mask in zip(states, masks)]
     outputs: list[np.ndarray] = [np.empty(0)] * len(arrays)
-    by_length: dict[int, list[int]] = {}
-    for j, x in enumerate(arrays):
-        by_length.setdefault(len(x), []).append(j)
-    with torch.no_grad():
-        for index in by_length.values():
-            batch = net(torch.from_numpy(np.stack([arrays[j] for j in index]))).numpy()
-            for j, out in zip(index, batch):
-                outputs[j] = out
+    for index, h in zip(batches, states):
+        for j, out in zip(index, h.numpy()):
+            outputs[j] = out[: lengths[j]]
     return outputs
