@@ -67,12 +67,13 @@ def _config(model: ConstructedTransformer, n_layers: int) -> TransformerConfig:
 
 @torch.no_grad()
 def _load(layer: Block, block, config: TransformerConfig) -> None:
-    """Write the weights of one constructed ``block`` into the family's ``layer`` (every other entry 0)."""
-    for p in layer.parameters():
-        p.zero_()
+    """Write the weights of one constructed ``block`` into the family's ``layer``: η and ρ, and the maps of its
+    non-identity layers (the FF's padding columns 0); an identity layer's maps are left as they are."""
     ff, sa = block.ff, block.sa
     layer.eta.fill_(float(ff.eta))
-    if ff.width and not ff.is_identity:
+    if not ff.is_identity:
+        for p in (layer.ff[0].weight, layer.ff[0].bias, layer.ff[2].weight):
+            p.zero_()
         layer.ff[0].weight[: ff.width] = torch.from_numpy(to_float(ff.U))
         layer.ff[0].bias[: ff.width] = torch.from_numpy(to_float(ff.b))
         layer.ff[2].weight[:, : ff.width] = torch.from_numpy(to_float(ff.W))
@@ -90,6 +91,9 @@ def to_torch(model: ConstructedTransformer) -> Transformer:
     """The model as a float64 :class:`~transformer_theory.models.Transformer` (exact models are rounded)."""
     config = _config(model, len(model.blocks))
     net = Transformer(config)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.zero_()  # identity layers: zero maps
     for block, layer in zip(model.blocks, net.blocks):
         _load(layer, block, config)
     return net
@@ -106,6 +110,18 @@ def _batches(lengths: list[int]) -> list[np.ndarray]:
     return batches + [np.array(current)] if current else batches
 
 
+def _apply(layer: Block, block, h: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
+    """The family's ``layer`` (loaded with ``block``) on ``h``, its identity layers skipped: their formulas
+    (``1·x + 0``, ``1·X + π(X)·0``) return the input exactly, as on the NumPy paths."""
+    def ff(x: torch.Tensor) -> torch.Tensor:
+        return x if block.ff.is_identity else layer.feed_forward(x)
+
+    def sa(x: torch.Tensor) -> torch.Tensor:
+        return x if block.sa.is_identity else layer.attend(x, key_mask=key_mask)
+
+    return sa(ff(h)) if block.order == "ff_sa" else ff(sa(h))
+
+
 def torch_outputs(model: ConstructedTransformer, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The "torch" evaluation path of :func:`transformer_theory.interpolation.hausdorff.verify`: every sequence
     through the model's blocks as layers of the family in float64, streamed.
@@ -113,8 +129,9 @@ def torch_outputs(model: ConstructedTransformer, inputs: Sequence[np.ndarray]) -
     One layer of the family is loaded with each block in turn (:func:`to_torch`'s weights, never the whole
     model at once) and applied to every batch: the sequences sorted by length, padded with copies of their
     first token to the longest of their batch (at most ``BATCH_TOKENS`` tokens) and the padding masked out as
-    keys, so each sequence gets its own attention. Memory: the tokens plus one batch's attention weights,
-    whatever the depth; time: O(depth · number of batches) layer calls."""
+    keys, so each sequence gets its own attention; identity layers are skipped (:func:`_apply`). Memory: the
+    tokens plus one batch's attention weights, whatever the depth; time: O(depth · number of batches) layer
+    calls, on one thread."""
     arrays = [to_float(x) for x in inputs]
     lengths = [len(x) for x in arrays]
     batches = _batches(lengths)
@@ -127,10 +144,16 @@ def torch_outputs(model: ConstructedTransformer, inputs: Sequence[np.ndarray]) -
     if model.blocks:
         config = _config(model, 1)
         layer = Block(config)
-        with torch.no_grad():
-            for block in model.blocks:
-                _load(layer, block, config)
-                states = [layer(h, key_mask=mask) for h, mask in zip(states, masks)]
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # the layer calls are tiny: more threads only synchronise (10x slower under load)
+        try:
+            with torch.no_grad():
+                for block in model.blocks:
+                    if not block.is_identity:
+                        _load(layer, block, config)
+                        states = [_apply(layer, block, h, mask) for h, mask in zip(states, masks)]
+        finally:
+            torch.set_num_threads(threads)
     outputs: list[np.ndarray] = [np.empty(0)] * len(arrays)
     for index, h in zip(batches, states):
         for j, out in zip(index, h.numpy()):

@@ -34,7 +34,7 @@ def paper_num_blocks(dataset: SequenceDataset, attention: str = "hardmax") -> in
 #: many: a dense evaluation costs about (depth × checked tokens) layer evaluations, the torch one a layer call
 #: per block (:func:`~transformer_theory.models.export.torch_outputs`), so checking every sequence would cost
 #: O(N²), minutes and gigabytes at N = 1000 (``benchmarks/interpolation.py``).
-CHECK_SEQUENCES = 16
+CHECK_SEQUENCES = 8
 
 
 def build_interpolator(
