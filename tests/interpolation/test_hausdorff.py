@@ -47,10 +47,12 @@ def test_check_sequences_must_be_a_positive_int(value) -> None:
 
 
 def test_rounding_scale_of_a_hat() -> None:
-    """κ = max_i Σ_k |W_ik|·|b_k| of Tool A's hat, written out: |δ_i|·(2/ε)·(|ε − t| + |ε/2 − t| + |ε/2 + t| + |ε + t|)."""
+    """κ = max_i Σ_k |W_ik|·|b_k| of Tool A's hat, written out:
+    |δ_i|·(2/ε)·(|ε − t| + |ε/2 − t| + |ε/2 + t| + |ε + t|)."""
     delta, t, eps = np.array([0.5, -3.0]), 1.25, 0.125
     hat = HatFeedForward(u=np.array([0.6, 0.8]), center=t, eps=eps, displacement=delta)
-    model = Transformer([Block(hat, SelfAttention.identity()), Block(FeedForward.identity(2), SelfAttention.identity())], 2)
+    identity = Block(FeedForward.identity(2), SelfAttention.identity())
+    model = Transformer([Block(hat, SelfAttention.identity()), identity], 2)
     kappa = 3.0 * 2 / eps * (abs(eps - t) + abs(eps / 2 - t) + abs(eps / 2 + t) + abs(eps + t))
     assert model.rounding_scale() == pytest.approx(kappa, rel=1e-15)
     twice = Transformer([Block(hat, SelfAttention.identity())] * 4, 2)

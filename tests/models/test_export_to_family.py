@@ -15,8 +15,6 @@ from transformer_theory.interpolation.linear_maps import DenseMatrix, RankOne
 from transformer_theory.interpolation.transformer import Block as ConstructedBlock
 from transformer_theory.interpolation.transformer import Transformer as ConstructedTransformer
 from transformer_theory.models import Transformer
-from transformer_theory.models.block import Block
-from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.export import to_torch, torch_outputs
 
 
@@ -70,9 +68,9 @@ def test_models_outside_the_family_are_rejected() -> None:
 
 @pytest.mark.parametrize("attention", ["hardmax", "softmax"])
 def test_streamed_torch_outputs_equal_the_exported_net_on_each_sequence(attention: str) -> None:
-    """The torch check path (``torch_outputs``: one layer loaded per block, sequences of different lengths
-    padded and masked as keys, identity layers skipped) computes what the whole exported net computes on each
-    sequence alone."""
+    """The torch check path (``torch_outputs``: one layer loaded per block, the tokens of all sequences stacked
+    for the FF and grouped by length for the SA, identity layers skipped) computes what the whole exported net
+    computes on each sequence alone."""
     ds = random_dataset(12, 3, seed=2, n_max=7)
     assert len(set(ds.input_lengths)) > 2
     model = build_interpolator(ds, attention=attention, check=())
@@ -82,18 +80,3 @@ def test_streamed_torch_outputs_equal_the_exported_net_on_each_sequence(attentio
         np.testing.assert_allclose(out, ref, rtol=0, atol=1e-13 * ds.unit)
         assert out.shape == x.shape
 
-
-@pytest.mark.parametrize("kind", ["hardmax", "softmax"])
-def test_masked_keys_give_each_padded_sequence_its_own_attention(kind: str) -> None:
-    torch.manual_seed(0)
-    config = TransformerConfig(d=3, heads=(2,), head_dim=2, value_dim=2, out_proj=True, ffn_width=4, attention=kind,
-                               dtype="float64")
-    layer = Block(config)
-    short, long = torch.randn(1, 3, 3, dtype=torch.float64), torch.randn(1, 5, 3, dtype=torch.float64)
-    padded = torch.cat([short, torch.full((1, 2, 3), 7.0, dtype=torch.float64)], dim=1)
-    mask = torch.tensor([[True, True, True, False, False], [True] * 5])
-    with torch.no_grad():
-        out = layer(torch.cat([padded, long]), key_mask=mask)
-        torch.testing.assert_close(out[0, :3], layer(short)[0], rtol=0, atol=1e-14)
-        torch.testing.assert_close(out[1], layer(long)[0], rtol=0, atol=1e-14)
-        torch.testing.assert_close(layer(long, key_mask=mask[1:]), layer(long), rtol=0, atol=0)

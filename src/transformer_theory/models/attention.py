@@ -13,9 +13,7 @@ projected: ``q·(W_K x_t + b_K) = (W_Kᵀ q)·x_t + q·b_K`` and ``Σ_t w_t (W_V
 Tokens are (..., S, E) for one model, or (K, B, S, E) for K models whose maps carry a leading model
 axis (:class:`~transformer_theory.models.linear.Linear` with ``models=K``). With ``return_weights`` the
 attention weights come back too, (..., h, S_q, S) with S_q = S (or 1 with ``last_only``): what the
-probes and attention maps of the InfoFlow chapters read (InfoFlow §4.3, §4.4). A ``key_mask`` (..., S), False
-for padding, keeps the padding tokens out of every query's weights (their scores become −∞), so sequences of
-different lengths padded to one length give each sequence's own attention.
+probes and attention maps of the InfoFlow chapters read (InfoFlow §4.3, §4.4).
 """
 
 from __future__ import annotations
@@ -33,14 +31,6 @@ def attention_weights(scores: torch.Tensor, kind: str, tie_tol: float = 0.0) -> 
     return tied / tied.sum(dim=-1, keepdim=True)
 
 
-def _masked(scores: torch.Tensor, key_mask: torch.Tensor | None, queries: bool = False) -> torch.Tensor:
-    """``scores`` (..., h, S) or, with ``queries``, (..., h, S_q, S) with −∞ at the keys ``key_mask`` (..., S) drops."""
-    if key_mask is None:
-        return scores
-    keep = key_mask[..., None, None, :] if queries else key_mask[..., None, :]
-    return scores.masked_fill(~keep, float("-inf"))
-
-
 def multi_head_attention(
     x: torch.Tensor,
     to_q: Linear,
@@ -54,12 +44,10 @@ def multi_head_attention(
     head_mask: torch.Tensor | None = None,
     last_only: bool = False,
     return_weights: bool = False,
-    key_mask: torch.Tensor | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """The concatenated head outputs for tokens ``x``: (..., S, h·n_v), or (..., 1, h·n_v) with ``last_only``.
     ``head_mask`` (h,), or (K, h) with a model axis, multiplies each head's output (0 switches a head off).
-    With ``return_weights``: ``(outputs, weights)``, the weights (..., h, S_q, S) of every head (masked ones too).
-    ``key_mask`` (..., S): the keys that count (False: padding, weight 0)."""
+    With ``return_weights``: ``(outputs, weights)``, the weights (..., h, S_q, S) of every head (masked ones too)."""
     n = to_q.out_features // heads
     n_v = to_v.out_features // heads
     stacked = to_q.models is not None
@@ -77,7 +65,7 @@ def multi_head_attention(
         scores = u @ x.transpose(-1, -2)  # (..., h, S)
         if to_k.bias is not None:
             scores = scores + (q * per_model(to_k.bias.unflatten(-1, (heads, n)))).sum(-1, keepdim=True)
-        weights = attention_weights(_masked(scores, key_mask), kind, tie_tol)  # (..., h, S)
+        weights = attention_weights(scores, kind, tie_tol)  # (..., h, S)
         mixed = weights @ x  # (..., h, E)
         expand = "kbhe,khne->kbhn" if stacked else "...he,hne->...hn"
         out = torch.einsum(expand, mixed, to_v.weight.unflatten(-2, (heads, n_v)))
@@ -92,8 +80,7 @@ def multi_head_attention(
         q = q / divisor
     k = to_k(x).unflatten(-1, (heads, n)).transpose(-3, -2)
     v = to_v(x).unflatten(-1, (heads, n_v)).transpose(-3, -2)
-    scores = _masked(q @ k.transpose(-1, -2), key_mask, queries=True)
-    weights = attention_weights(scores, kind, tie_tol)  # (..., h, S, S)
+    weights = attention_weights(q @ k.transpose(-1, -2), kind, tie_tol)  # (..., h, S, S)
     out = weights @ v  # (..., h, S, n_v)
     if head_mask is not None:
         out = out * per_model(head_mask[..., None, None])

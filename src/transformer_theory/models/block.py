@@ -72,14 +72,13 @@ class Block(nn.Module):
             weight = weight.view(-1, *([1] * (x.dim() - 1)))
         return weight * x
 
-    def attend(self, x: torch.Tensor, last_only: bool = False, return_weights: bool = False,
-               key_mask: torch.Tensor | None = None) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    def attend(self, x: torch.Tensor, last_only: bool = False,
+               return_weights: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """``SA(X)``; with ``last_only`` only for the last token (shape (..., 1, E)); with ``return_weights``
-        also the attention weights (..., h, S_q, S); ``key_mask`` (..., S): False for padding tokens, which no
-        query attends to."""
+        also the attention weights (..., h, S_q, S)."""
         a, weights = multi_head_attention(x, self.to_q, self.to_k, self.to_v, self.heads, kind=self.kind,
                                           divisor=self.divisor, tie_tol=self.tie_tol, head_mask=self.head_mask,
-                                          last_only=last_only, return_weights=True, key_mask=key_mask)
+                                          last_only=last_only, return_weights=True)
         if self.out is not None:
             a = self.out(a)
         out = self._residual(self.rho, x[..., -1:, :] if last_only else x) + a
@@ -91,15 +90,14 @@ class Block(nn.Module):
             return self._residual(self.eta, x)
         return self._residual(self.eta, x) + self.ff(x)
 
-    def forward(self, x: torch.Tensor, last_only: bool = False, key_mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.trace(x, last_only, key_mask)[0]
+    def forward(self, x: torch.Tensor, last_only: bool = False) -> torch.Tensor:
+        return self.trace(x, last_only)[0]
 
-    def trace(self, x: torch.Tensor, last_only: bool = False,
-              key_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def trace(self, x: torch.Tensor, last_only: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(output, post_attention, weights)``: the block's output, the residual stream right after its SA
-        layer, and the attention weights (..., h, S_q, S) (``key_mask``: see :meth:`attend`)."""
+        layer, and the attention weights (..., h, S_q, S)."""
         if self.order == "ff_sa":
-            out, weights = self.attend(self.feed_forward(x), last_only, return_weights=True, key_mask=key_mask)
+            out, weights = self.attend(self.feed_forward(x), last_only, return_weights=True)
             return out, out, weights
-        post, weights = self.attend(x, last_only, return_weights=True, key_mask=key_mask)
+        post, weights = self.attend(x, last_only, return_weights=True)
         return self.feed_forward(post), post, weights

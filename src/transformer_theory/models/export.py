@@ -9,10 +9,13 @@ with ``to_qᵀ to_k = Aᵀ`` (scores ``⟨A x_i, x_l⟩``): ``to_q = bᵀ``, ``t
 temperature τ is folded into its query map (``to_q / τ``), so layers with different τ share one
 config; hardmax layers use the construction's tie tolerance. Identity layers get zero weights
 (``V = 0``, ``W = 0``). The dense float64 evaluation rounds differently from the structured NumPy one, so
-the outputs agree to rounding, not bitwise: within the float tolerance (``1e-8`` of the data's unit), which
+the outputs agree to rounding, not bitwise: within the dense paths' tolerance derived from the model's rounding
+(:func:`~transformer_theory.interpolation.hausdorff.path_tolerance`, at least ``1e-8`` of the data's unit), which
 ``build_interpolator`` checks on the torch path; the construction picks its hats so that the difference stays
 far below that (1e-15 to 1e-12 of the unit on the test families, circle rotations and tokens 1e-12 apart
-included; about 1e-10 at N = 1000 in ``benchmarks/interpolation.py``).
+included; up to 3e-8 on the dense NumPy path for the softmax construction at N = 2000 sequences of up to 50
+tokens in R^16, where the hats' windows are narrow).
+:func:`torch_outputs`, the torch check path, streams the blocks through one layer of the family instead.
 """
 
 from __future__ import annotations
@@ -41,10 +44,6 @@ def _padded(rows: np.ndarray, n: int) -> torch.Tensor:
     out = np.zeros((n, rows.shape[1]))
     out[: rows.shape[0]] = rows
     return torch.from_numpy(out)
-
-
-#: The torch path evaluates the sequences in padded batches of at most this many tokens (padding included).
-BATCH_TOKENS = 1 << 14
 
 
 def _config(model: ConstructedTransformer, n_layers: int) -> TransformerConfig:
@@ -99,27 +98,23 @@ def to_torch(model: ConstructedTransformer) -> Transformer:
     return net
 
 
-def _batches(lengths: list[int]) -> list[np.ndarray]:
-    """The sequences (indices, by increasing length) in batches of at most ``BATCH_TOKENS`` padded tokens."""
-    batches, current = [], []
-    for j in np.argsort(lengths, kind="stable"):
-        if current and (len(current) + 1) * lengths[j] > BATCH_TOKENS:
-            batches.append(np.array(current))
-            current = []
-        current.append(j)
-    return batches + [np.array(current)] if current else batches
-
-
-def _apply(layer: Block, block, h: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
-    """The family's ``layer`` (loaded with ``block``) on ``h``, its identity layers skipped: their formulas
-    (``1·x + 0``, ``1·X + π(X)·0``) return the input exactly, as on the NumPy paths."""
+def _apply(layer: Block, block, tokens: torch.Tensor, groups: list[torch.Tensor]) -> torch.Tensor:
+    """The family's ``layer`` (loaded with ``block``) on the stacked ``tokens`` (T, d): the FF on all of them at
+    once (it acts token by token), the SA on each group of equal-length sequences (``groups``: (B, n) token
+    indices); identity layers are skipped: their formulas (``1·x + 0``, ``1·X + π(X)·0``) return the input
+    exactly, as on the NumPy paths."""
     def ff(x: torch.Tensor) -> torch.Tensor:
         return x if block.ff.is_identity else layer.feed_forward(x)
 
     def sa(x: torch.Tensor) -> torch.Tensor:
-        return x if block.sa.is_identity else layer.attend(x, key_mask=key_mask)
+        if block.sa.is_identity:
+            return x
+        out = torch.empty_like(x)
+        for index in groups:
+            out[index] = layer.attend(x[index])
+        return out
 
-    return sa(ff(h)) if block.order == "ff_sa" else ff(sa(h))
+    return sa(ff(tokens)) if block.order == "ff_sa" else ff(sa(tokens))
 
 
 def torch_outputs(model: ConstructedTransformer, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -127,20 +122,15 @@ def torch_outputs(model: ConstructedTransformer, inputs: Sequence[np.ndarray]) -
     through the model's blocks as layers of the family in float64, streamed.
 
     One layer of the family is loaded with each block in turn (:func:`to_torch`'s weights, never the whole
-    model at once) and applied to every batch: the sequences sorted by length, padded with copies of their
-    first token to the longest of their batch (at most ``BATCH_TOKENS`` tokens) and the padding masked out as
-    keys, so each sequence gets its own attention; identity layers are skipped (:func:`_apply`). Memory: the
-    tokens plus one batch's attention weights, whatever the depth; time: O(depth · number of batches) layer
-    calls, on one thread."""
+    model at once) and applied to the stacked tokens (:func:`_apply`: attention within each sequence, the
+    sequences of one length batched as (B, n, d)). Memory: the tokens plus one group's attention weights,
+    whatever the depth; time: a layer call per block (and per length for the few attention layers that are not
+    the identity), on one thread."""
     arrays = [to_float(x) for x in inputs]
-    lengths = [len(x) for x in arrays]
-    batches = _batches(lengths)
-    states, masks = [], []
-    for index in batches:
-        n = max(lengths[j] for j in index)
-        states.append(torch.from_numpy(np.stack([np.concatenate([arrays[j], np.repeat(arrays[j][:1], n - lengths[j], 0)])
-                                                 for j in index])))
-        masks.append(torch.from_numpy(np.arange(n)[None, :] < np.array([lengths[j] for j in index])[:, None]))
+    lengths = np.array([len(x) for x in arrays], dtype=np.intp)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.intp)
+    groups = [torch.from_numpy(starts[lengths == n][:, None] + np.arange(n)[None, :]) for n in np.unique(lengths)]
+    tokens = torch.from_numpy(np.concatenate(arrays)) if arrays else torch.zeros(0, model.d, dtype=torch.float64)
     if model.blocks:
         config = _config(model, 1)
         layer = Block(config)
@@ -151,11 +141,8 @@ def torch_outputs(model: ConstructedTransformer, inputs: Sequence[np.ndarray]) -
                 for block in model.blocks:
                     if not block.is_identity:
                         _load(layer, block, config)
-                        states = [_apply(layer, block, h, mask) for h, mask in zip(states, masks)]
+                        tokens = _apply(layer, block, tokens, groups)
         finally:
             torch.set_num_threads(threads)
-    outputs: list[np.ndarray] = [np.empty(0)] * len(arrays)
-    for index, h in zip(batches, states):
-        for j, out in zip(index, h.numpy()):
-            outputs[j] = out[: lengths[j]]
-    return outputs
+    out = tokens.numpy()
+    return [out[a: a + n] for a, n in zip(starts, lengths)]
