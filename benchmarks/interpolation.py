@@ -206,7 +206,8 @@ def families() -> None:
         t2 = time.perf_counter()
         errors = " ".join(f"{float(verify(model, ds, p).max()) / ds.unit:>15.1e}" for p in PATHS)
         print(f"{name:<32} {model.num_blocks:>6} {t1 - t0:>8.2f} {t2 - t1:>8.2f} {errors}", flush=True)
-    print(f"tolerance: {tolerance(base) / base.unit:.0e} of the unit on every path")
+    print(f"tolerance: {tolerance(base) / base.unit:.0e} of the unit on the structured path, at least that on the others "
+          "(path_tolerance)")
 
 
 if __name__ == "__main__":
