@@ -14,19 +14,28 @@ N <= ``--check-max``), with their largest errors. The dense evaluation (every la
 n×n attention) is also timed on at most ``--dense-sequences`` sequences of the same model, for
 N <= ``--dense-max``. A second table gives the errors of every path on the hard families of the robustness
 tests (heavy sharing, tokens a tiny gap apart, circle rotations, extreme scales), relative to the data's unit.
-A third gives the softmax construction (Theorem 1.8, at its default τ = τ*/2) on the same data for the sizes
-``--softmax-sizes``: build and verify times, the fitted exponent over them, and the largest error.
+A third gives ``build_interpolator`` as users call it, on the same data: hardmax (Theorem 1.6) for the sizes
+``--call-sizes`` and softmax (Theorem 1.8, at its default τ = τ*/2) for ``--softmax-sizes``, each size in a
+fresh process (so that its peak RSS, ``ru_maxrss``, is its own), once with ``check=()`` and once with the
+default checks (every sequence on the structured path, ``check_sequences`` of them on the dense and torch
+paths): wall and CPU time of build + verify, peak RSS, the sequences each path checked, the dense paths'
+derived tolerance relative to the unit, and the exponents of time and peak RSS fitted against the tokens.
 
 On a machine shared by many processes, run with ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1``: threaded BLAS
 calls on the small dense products are then about 8 times faster.
 
     .venv/bin/python benchmarks/interpolation.py [--sizes 10 100 1000 2000 4000 8000] [--seed 0]
-        [--check-max 100] [--dense-max 1000] [--softmax-sizes 250 500 1000 2000]
+        [--check-max 100] [--dense-max 1000] [--call-sizes 1000 2000 4000 8000]
+        [--softmax-sizes 250 500 1000 2000 4000]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import subprocess
+import sys
 import time
 import tracemalloc
 
@@ -34,10 +43,8 @@ import numpy as np
 
 from transformer_theory.fitting import log_log_slope
 from transformer_theory.interpolation import SequenceDataset, build_interpolator, paper_num_blocks, tolerance, verify
-from transformer_theory.interpolation.construction.bounds import paper_num_blocks_softmax
-from transformer_theory.interpolation.construction.softmax import build_softmax
 from transformer_theory.interpolation.examples import circle_dataset, near_duplicate_dataset, random_dataset, twin_dataset
-from transformer_theory.interpolation.hausdorff import PATHS, check_paths
+from transformer_theory.interpolation.hausdorff import PATHS, check_paths, path_tolerance
 
 
 #: The fitted exponents use the sizes from this N on.
@@ -91,8 +98,12 @@ def main() -> None:
     parser.add_argument("--dense-sequences", type=int, default=100)
     parser.add_argument("--check-max", type=int, default=100)
     parser.add_argument("--dense-max", type=int, default=1000)
-    parser.add_argument("--softmax-sizes", type=int, nargs="*", default=[250, 500, 1000, 2000])
+    parser.add_argument("--call-sizes", type=int, nargs="*", default=[1000, 2000, 4000, 8000])
+    parser.add_argument("--softmax-sizes", type=int, nargs="*", default=[250, 500, 1000, 2000, 4000])
+    parser.add_argument("--call", nargs=3, metavar=("ATTENTION", "N", "CHECK"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.call:
+        return call(args.call[0], int(args.call[1]), args.seed, args.call[2] == "default")
     header = (
         f"{'N':>5} {'tokens':>7} {'M':>5} {'blocks':>6} {'paper':>6} {'params':>7} {'build s':>8} {'verify s':>8} "
         f"{'total s':>8} {'cpu s':>8} {'ns/tok/blk':>10} {'peak MB':>8} {'B/token':>8} {'max d_H':>9} {'check s':>8} {'dense d_H':>9} "
@@ -125,32 +136,49 @@ def main() -> None:
     print("to the structured one, on the first 'dense on' sequences of the same model (0: not measured).")
     print()
     families()
-    if args.softmax_sizes:
-        print()
-        softmax(args.softmax_sizes, args.seed)
+    for attention, sizes in (("hardmax", args.call_sizes), ("softmax", args.softmax_sizes)):
+        if sizes:
+            print()
+            calls(attention, sizes, args.seed)
 
 
-def softmax(sizes: list[int], seed: int) -> None:
-    """The softmax construction on the timing table's data: build and verify times and the largest error."""
-    header = f"{'N':>5} {'tokens':>7} {'blocks':>6} {'paper':>6} {'build s':>8} {'verify s':>8} {'total s':>8} {'max d_H':>9}"
-    print("softmax construction (Theorem 1.8, tau = tau*/2)")
+def call(attention: str, N: int, seed: int, default: bool) -> None:
+    """In this (fresh) process: ``build_interpolator`` with the default checks or ``check=()``, then
+    ``verify``; prints one JSON line (times, peak RSS, checked sequences, the dense paths' tolerance)."""
+    ds = random_dataset(N, 16, seed=seed, n_max=50, m_max=3)
+    c0, t0 = time.process_time(), time.perf_counter()
+    model = build_interpolator(ds, attention, seed=seed, **({} if default else {"check": ()}))
+    error = float(verify(model, ds).max())
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(json.dumps({"tokens": sum(ds.input_lengths), "blocks": model.num_blocks, "wall": wall, "cpu": cpu,
+                      "rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "error": error / ds.unit,
+                      "checked": model.checked, "tol": path_tolerance(model, ds, "dense") / ds.unit}))
+
+
+def calls(attention: str, sizes: list[int], seed: int) -> None:
+    """The table of :func:`call` in a subprocess per size and setting, with the fitted exponents."""
+    print(f"build_interpolator(dataset, {attention!r}, seed={seed}) + verify, one process per cell")
+    header = (f"{'N':>5} {'tokens':>7} {'blocks':>6} | {'check=() s':>10} {'cpu s':>7} {'RSS GB':>7} | {'default s':>9} "
+              f"{'cpu s':>7} {'RSS GB':>7} {'checked s/d/t':>16} {'dense tol':>9} {'max d_H':>8}")
     print(header)
     print("-" * len(header), flush=True)
-    tokens, totals = [], []
+    rows = []
     for N in sizes:
-        ds = random_dataset(N, 16, seed=seed, n_max=50, m_max=3)
-        t0 = time.perf_counter()
-        model = build_softmax(ds, seed=seed)
-        t1 = time.perf_counter()
-        error = float(verify(model, ds).max())
-        t2 = time.perf_counter()
-        tokens.append(sum(ds.input_lengths))
-        totals.append(t2 - t0)
-        print(f"{N:>5} {tokens[-1]:>7} {model.num_blocks:>6} {paper_num_blocks_softmax(ds.N, ds.total_output_length):>6} "
-              f"{t1 - t0:>8.2f} {t2 - t1:>8.2f} {t2 - t0:>8.2f} {error:>9.1e}", flush=True)
-    if len(sizes) >= 2:
-        print(f"fitted exponent over N = {sizes[0]}..{sizes[-1]}: build + verify time ~ tokens^"
-              f"{log_log_slope(tokens, totals):.2f} (wall)")
+        cells = [json.loads(subprocess.run([sys.executable, __file__, "--seed", str(seed), "--call", attention, str(N), check],
+                                           capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+                 for check in ("none", "default")]
+        rows.append(cells)
+        bare, full = cells
+        checked = "/".join(str(full["checked"].get(p, 0)) for p in PATHS)
+        print(f"{N:>5} {full['tokens']:>7} {full['blocks']:>6} | {bare['wall']:>10.2f} {bare['cpu']:>7.2f} "
+              f"{bare['rss_gb']:>7.2f} | {full['wall']:>9.2f} {full['cpu']:>7.2f} {full['rss_gb']:>7.2f} {checked:>16} "
+              f"{full['tol']:>9.1e} {full['error']:>8.1e}", flush=True)
+    if len(rows) >= 2:
+        tokens = [full["tokens"] for _, full in rows]
+        slopes = {name: [log_log_slope(tokens, [cells[k][key] for cells in rows]) for k in (0, 1)]
+                  for name, key in (("wall time", "wall"), ("CPU time", "cpu"), ("peak RSS", "rss_gb"))}
+        print(f"fitted exponents over N = {sizes[0]}..{sizes[-1]} (against tokens), check=() / default: "
+              + "; ".join(f"{name} {a:.2f} / {b:.2f}" for name, (a, b) in slopes.items()))
 
 
 def families() -> None:
@@ -178,7 +206,8 @@ def families() -> None:
         t2 = time.perf_counter()
         errors = " ".join(f"{float(verify(model, ds, p).max()) / ds.unit:>15.1e}" for p in PATHS)
         print(f"{name:<32} {model.num_blocks:>6} {t1 - t0:>8.2f} {t2 - t1:>8.2f} {errors}", flush=True)
-    print(f"tolerance: {tolerance(base) / base.unit:.0e} of the unit on every path")
+    print(f"tolerance: {tolerance(base) / base.unit:.0e} of the unit on the structured path, at least that on the others "
+          "(path_tolerance)")
 
 
 if __name__ == "__main__":

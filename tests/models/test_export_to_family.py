@@ -15,7 +15,7 @@ from transformer_theory.interpolation.linear_maps import DenseMatrix, RankOne
 from transformer_theory.interpolation.transformer import Block as ConstructedBlock
 from transformer_theory.interpolation.transformer import Transformer as ConstructedTransformer
 from transformer_theory.models import Transformer
-from transformer_theory.models.export import to_torch
+from transformer_theory.models.export import to_torch, torch_outputs
 
 
 def test_batch_of_equal_length_sequences() -> None:
@@ -64,3 +64,19 @@ def test_models_outside_the_family_are_rejected() -> None:
     blocks[1] = ConstructedBlock(ff, SelfAttention(0.5, DenseMatrix(np.eye(d)), rank_one, "hardmax"), order="sa_ff")
     with pytest.raises(ValueError, match="mixes block orders"):
         to_torch(ConstructedTransformer(blocks, d))
+
+
+@pytest.mark.parametrize("attention", ["hardmax", "softmax"])
+def test_streamed_torch_outputs_equal_the_exported_net_on_each_sequence(attention: str) -> None:
+    """The torch check path (``torch_outputs``: one layer loaded per block, the tokens of all sequences stacked
+    for the FF and grouped by length for the SA, identity layers skipped) computes what the whole exported net
+    computes on each sequence alone."""
+    ds = random_dataset(12, 3, seed=2, n_max=7)
+    assert len(set(ds.input_lengths)) > 2
+    model = build_interpolator(ds, attention=attention, check=())
+    net = to_torch(model)
+    for out, x in zip(torch_outputs(model, ds.inputs), ds.inputs):
+        ref = net(torch.from_numpy(x)).detach().numpy()
+        np.testing.assert_allclose(out, ref, rtol=0, atol=1e-13 * ds.unit)
+        assert out.shape == x.shape
+

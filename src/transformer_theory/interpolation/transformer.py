@@ -7,6 +7,7 @@ permutation-equivariant and maps a sequence of n tokens to n tokens.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
@@ -54,7 +55,8 @@ class Transformer:
     """``T = TB^L ∘ … ∘ TB^1`` acting on sequences of tokens in R^d.
 
     ``stages`` maps a stage name of the construction to its range of block indices; ``unit`` is the length
-    unit of the construction's geometry (its box is ``[unit, 2·unit]^d``, see :meth:`rescaled`).
+    unit of the construction's geometry (its box is ``[unit, 2·unit]^d``, see :meth:`rescaled`); ``checked``
+    how many sequences of its dataset ``build_interpolator`` verified on each evaluation path.
     """
 
     blocks: list[Block]
@@ -62,6 +64,7 @@ class Transformer:
     exact: bool = False
     stages: dict[str, range] = field(default_factory=dict)
     unit: float = 1.0
+    checked: dict[str, int] = field(default_factory=dict)
 
     @property
     def backend(self) -> Arithmetic:
@@ -107,6 +110,20 @@ class Transformer:
                 arrays += [np.atleast_1d(to_float(a)).ravel() for a in (block.sa.rho, V, A)]
         flat = np.concatenate(arrays) if arrays else np.zeros(1)
         return {"max_abs": float(np.abs(flat).max()), "l2": float(np.linalg.norm(flat))}
+
+    def rounding_scale(self) -> float:
+        """``√(Σ_l κ_l²)`` over the feed-forward layers, ``κ = max_i Σ_k |W_ik|·|b_k|``: the size of the terms
+        that a dense evaluation of ``W σ(U x + b)`` sums and that cancel (for a hat, Tool A of Theorem 1.6,
+        ``κ ≈ 8|δ|·|t_p|/ε``: narrow windows have large weights). Each layer rounds by about ``ε_mach·κ``, with
+        signs that vary from layer to layer, so the dense paths stray from the structured one by a few
+        ``ε_mach·rounding_scale()`` (in the data's units); the structured path moves only the points in a
+        window and does not round so."""
+        total = 0.0
+        for block in self.blocks:
+            if not block.ff.is_identity and block.ff.width:
+                W, b = to_float(block.ff.W), to_float(block.ff.b)
+                total += float((np.abs(W) @ np.abs(b)).max()) ** 2
+        return math.sqrt(total)
 
     def rescaled(self, factor: Any) -> "Transformer":
         """The model ``X ↦ factor·T(X / factor)`` for a power of two ``factor``.
