@@ -56,7 +56,7 @@ def build_interpolator(
     (:data:`~transformer_theory.interpolation.hausdorff.PATHS`) on ``check_sequences`` sequences drawn with
     ``seed`` (all of them when there are no more; ``None``: all). Each costs a pass through every block for the
     checked tokens, linear in the depth for a fixed sample: with the default, hardmax N = 4000 sequences of up to
-    50 tokens in R^16 (15 750 blocks) takes 8.4 s of CPU instead of 2.8 s for build and verify, at 0.36 GB peak
+    50 tokens in R^16 (15 750 blocks) takes 7.8 s of CPU instead of 3.0 s for build and verify, at 0.36 GB peak
     RSS (``benchmarks/interpolation.py``); ``check_sequences=None`` there would pass every block over all 100 000
     tokens twice. ``check=()`` skips them.
     A miss beyond :func:`~transformer_theory.interpolation.hausdorff.path_tolerance` raises ``RuntimeError``
