@@ -10,8 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
-from tiny_runs import store_weights  # noqa: E402
+from conftest import ROOT, store_weights  # noqa: E402
 from transformer_theory.models import Transformer  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.aggregation import plot_cls_attention, plot_cost_law  # noqa: E402

@@ -8,8 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import pytest  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
-from tiny_runs import store_weights  # noqa: E402
+from conftest import ROOT, store_weights  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.max_position import plot_probe_ratios, plot_retrieval  # noqa: E402
 from transformer_theory.chapters import experiment  # noqa: E402

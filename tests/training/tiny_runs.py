@@ -7,7 +7,7 @@ import torch
 
 from transformer_theory.infoflow.targets import pairwise_max
 from transformer_theory.models import TransformerConfig
-from transformer_theory.training import ENGINE_VERSION, RunConfig, RunStore, register_targets
+from transformer_theory.training import RunConfig, register_targets
 
 # the engine knows no target: its tests register the one their runs train on (the chapters register theirs)
 register_targets({"pairwise_max": pairwise_max})
@@ -23,14 +23,6 @@ def tiny_run(heads=(2, 2), seed=0, **changes) -> RunConfig:
     base = dict(model=model, target="pairwise_max", target_args={"D": 2}, seq_len=8, steps=60, batch_size=32,
                 val_size=64, eval_every=20, seed=seed)
     return RunConfig(**{**base, **changes})
-
-
-def store_weights(store: RunStore, run: RunConfig, weights: dict[str, torch.Tensor], nmse: float = 0.5) -> None:
-    """Store ``weights`` as the trained model of ``run``, with a record of one evaluation (NMSE ``nmse``)."""
-    record = {"key": run.key, "engine_version": ENGINE_VERSION, "config": run.to_dict(), "seed": run.seed,
-              "history": {"step": [run.steps], "val_nmse": [nmse], "train_loss": [nmse]}, "best_nmse": nmse,
-              "best_step": run.steps, "final_nmse": nmse, "wall_time_s": 0.0, "task": {"key": "test", "runs": [run.key]}}
-    store.put(run, record, weights)
 
 
 @pytest.fixture(autouse=True)
