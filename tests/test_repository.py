@@ -152,3 +152,14 @@ def test_notebook_defines_no_functions(path) -> None:
              for node in ast.walk(ast.parse(c.source))]
     defined = [node.name for node in nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     assert not defined, f"{path.name} defines {defined}: move them into the library"
+
+
+DOUBLED_TEX_COMMAND = re.compile(r"\\\\[A-Za-z]")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_markdown_math_has_no_doubled_backslash(path) -> None:
+    """A ``\\\\times`` in a Markdown cell reaches MathJax as a line break plus text (the browser test sees the same)."""
+    hits = [f"cell {i}: {line.strip()}" for i, cell in enumerate(nbformat.read(path, as_version=4).cells)
+            if cell.cell_type == "markdown" for line in cell.source.splitlines() if DOUBLED_TEX_COMMAND.search(line)]
+    assert not hits, f"{path.name}: doubled backslash in Markdown:\n" + "\n".join(hits)
