@@ -59,3 +59,12 @@ def test_the_table_judges_each_arm_against_the_baseline() -> None:
     assert all(r["retrieved_terms"] is None for r in rows.values())
     alone = ab.ablation_table([r for r in results if r[0]["arm"] == "wide FFN"], ab.AblationParameters(arms=["wide FFN"]))
     assert alone[0]["gain"] is None and alone[0]["helps"] is None
+
+
+def test_the_curves_are_the_full_head_models_of_the_chosen_arms() -> None:
+    p = ab.AblationParameters(arms=["wide FFN"])
+    history = {"history": {"step": [100, 200], "val_nmse": [0.5, 0.1]}}
+    results = [({**tags, "arm": arm}, {**record, **history}) for arm in ("baseline", "wide FFN")
+               for tags, record in (_result(arm, 2, 2, 0, 0.1), _result(arm, 1, 2, 0, 0.2))]
+    curves = ab.ablation_curves(results, p)
+    assert curves == [{"label": "seed 0", "group": "wide FFN", "steps": [100, 200], "nmse": [0.5, 0.1]}]

@@ -16,15 +16,15 @@ from typing import Any
 
 from transformer_theory.checks import positive_int
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, best_over_seeds, experiment_run,
-                                                    infoflow_model, seed_list)
+                                                    infoflow_model, seed_list, validation_curve)
 from transformer_theory.chapters.intrinsic_dimension import CONFIG_NAMES
 from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10
 from transformer_theory.chapters.intrinsic_dimension import (head_configs, model_retrieval_agreement, retrieval_summary,
                                                             separation_ratios)
 from transformer_theory.training.store import RunStore, trained_model
 
-__all__ = ["ARMS", "CRITERION", "DEFAULTS", "EXPERIMENT", "PREDICTION", "AblationParameters", "ablation_runs",
-           "ablation_table", "arm_settings", "retrieved_terms"]
+__all__ = ["ARMS", "CRITERION", "DEFAULTS", "EXPERIMENT", "PREDICTION", "AblationParameters", "ablation_curves",
+           "ablation_runs", "ablation_table", "arm_settings", "retrieved_terms"]
 
 #: The recipe the arms change: chapter 10's settings (width ``embed_dim_per_D`` · D, per-head dimension
 #: ``head_dim``, FFN ``ffn_width_per_D`` · D, AdamW with ``lr``, ``weight_decay``, ``warmup``, ``batch_size``).
@@ -149,3 +149,11 @@ def ablation_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]
         r["helps"] = (None if r["gain"] is None or r["arm"] == "baseline"
                       else bool(r["gain"] >= CRITERION["min_gain"] and r["nmse_full"] < base["nmse_full"]))
     return rows
+
+
+def ablation_curves(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+                    p: AblationParameters) -> list[dict[str, Any]]:
+    """The validation curves (:func:`~transformer_theory.chapters.experiment.validation_curve`, grouped by arm) of
+    the (D, D) runs: whether an arm's full-head models were still learning when its budget ran out."""
+    return [validation_curve(tags, record, tags["arm"]) for tags, record in results
+            if tags["arm"] in p.arms and (tags["h1"], tags["h2"]) == (p.D, p.D)]

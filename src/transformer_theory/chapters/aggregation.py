@@ -31,7 +31,7 @@ from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
                                                     best_over_seeds, experiment_run, int_list, seed_list)
-from transformer_theory.chapters.predictions import write_committed
+from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
@@ -145,11 +145,9 @@ def predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
 
 def predictions_document(p: dict[str, Any]) -> dict[str, Any]:
     """What is committed before the training results (:data:`PREDICTIONS_FILE`), without the provenance."""
-    return {"description": ("InfoFlow calculator predictions for chapter 09 (specific positions, cost law of coupled "
-                            "decoding), written before its networks were trained"),
-            "parameters": {k: p[k] for k in ("positions", "seq_len", "embed_dim", "cost_seq_len", "cost_T0s",
-                                             "cost_embed_dim", "cost_widths", "target_seed")},
-            "criterion": CRITERION, "predictions": predictions(p)}
+    return calculator_document("09", "specific positions, cost law of coupled decoding", p,
+                               ("positions", "seq_len", "embed_dim", "cost_seq_len", "cost_T0s", "cost_embed_dim",
+                                "cost_widths", "target_seed"), CRITERION, predictions(p))
 
 
 def write_predictions(path: str | Path | None = None) -> Path:

@@ -32,7 +32,8 @@ from transformer_theory.checks import positive_int, positive_real, seed_value
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import P1_SINGLE_LAYER_NMSE, P1_TWO_LAYER_NMSE_RANGE
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run, infoflow_model, int_list, seed_list)
+                                                    experiment_run, infoflow_model, int_list, seed_list,
+                                                    validation_curve)
 from transformer_theory.chapters.intrinsic_dimension import prediction
 
 __all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION",
@@ -238,9 +239,7 @@ def budget_check_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
 
 def validation_curves(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], part: str, heads: Sequence[int],
                       T: int | None = None) -> list[dict[str, Any]]:
-    """The validation curves of the runs of ``part`` with ``heads`` per layer (at ``T`` if given), in the form of
-    :func:`~transformer_theory.plotting.intrinsic_dimension.plot_validation_curves`: ``label`` (the seed),
-    ``group`` (``"h = …"``), ``steps`` and ``nmse``."""
-    return [{"label": f"seed {tags['seed']}", "group": f"h = {tags['h']}", "steps": record["history"]["step"],
-             "nmse": record["history"]["val_nmse"]} for tags, record in results
+    """The validation curves (:func:`~transformer_theory.chapters.experiment.validation_curve`, grouped by
+    ``"h = …"``) of the runs of ``part`` with ``heads`` per layer (at ``T`` if given)."""
+    return [validation_curve(tags, record, f"h = {tags['h']}") for tags, record in results
             if tags["part"] == part and tags["h"] in heads and (T is None or tags["T"] == T)]

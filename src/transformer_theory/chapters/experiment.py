@@ -10,7 +10,7 @@ computes only the CLS query). The registry of the book's experiments is
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,6 +127,14 @@ def best_over_seeds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) ->
         finite = [v for v in row["seed_nmse"].values() if v is not None]
         row["nmse"] = min(finite) if finite else None
     return list(rows.values())
+
+
+def validation_curve(tags: Mapping[str, Any], record: Mapping[str, Any], group: str) -> dict[str, Any]:
+    """One run's validation curve in the form of
+    :func:`~transformer_theory.plotting.intrinsic_dimension.plot_validation_curves`: ``label`` (the seed),
+    ``group``, ``steps`` and ``nmse``."""
+    return {"label": f"seed {tags['seed']}", "group": group, "steps": record["history"]["step"],
+            "nmse": record["history"]["val_nmse"]}
 
 
 def training_seconds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> float:

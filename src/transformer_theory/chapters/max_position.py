@@ -36,7 +36,7 @@ from transformer_theory.training.ensemble import init_model
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
                                                     best_over_seeds, experiment_run, int_list, non_empty_list,
                                                     seed_list)
-from transformer_theory.chapters.predictions import write_committed
+from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
 #: The chapter's parameters (the notebook's parameters cell holds the same names and values).
@@ -143,11 +143,9 @@ def predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
 
 def predictions_document(p: dict[str, Any]) -> dict[str, Any]:
     """What is committed before the training results (:data:`PREDICTIONS_FILE`), without the provenance."""
-    return {"description": ("InfoFlow calculator predictions for chapter 08 (k-th largest retrieval, one and two "
-                            "layers), written before its networks were trained"),
-            "parameters": {k: p[k] for k in ("seq_lens", "ks", "embed_dim", "head_dim", "two_layer_k",
-                                             "target_seed")},
-            "criterion": CRITERION, "predictions": predictions(p)}
+    return calculator_document("08", "k-th largest retrieval, one and two layers", p,
+                               ("seq_lens", "ks", "embed_dim", "head_dim", "two_layer_k", "target_seed"), CRITERION,
+                               predictions(p))
 
 
 def write_predictions(path: str | Path | None = None) -> Path:

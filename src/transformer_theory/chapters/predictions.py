@@ -25,6 +25,15 @@ def write_committed(document: dict[str, Any], default: Path, path: str | Path | 
     return target
 
 
+def calculator_document(chapter: str, what: str, p: dict[str, Any], keys: tuple[str, ...], criterion: Any,
+                        predictions: list[dict[str, Any]]) -> dict[str, Any]:
+    """A training chapter's committed predictions without the provenance: a description (chapter number and
+    ``what`` it trains), the parameters ``keys`` of ``p`` they were computed for, the criterion and the rows."""
+    return {"description": (f"InfoFlow calculator predictions for chapter {chapter} ({what}), written before its "
+                            "networks were trained"),
+            "parameters": {k: p[k] for k in keys}, "criterion": criterion, "predictions": predictions}
+
+
 def write_predictions(path: str | Path | None = None) -> Path:
     """Write :func:`~transformer_theory.infoflow.heldout.predictions_document` (chapter 12) to ``path`` (default
     ``results/book/12_predictions.json`` in the repository) with :func:`write_committed`."""
