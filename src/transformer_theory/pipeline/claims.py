@@ -294,8 +294,8 @@ def claims_page(root: Path | None = None) -> str:
     pending = [r for r in every if r["verdict"] is None]
     counts = ", ".join(f"{sum(r['verdict'] == v for r in rows)} {v}" for v in VERDICTS)
     table = markdown_table([{"chapter": f"[{r['chapter'][:2]}](notebooks/{r['chapter']}.ipynb)",
-                             "source": r["source"], "claim": r["claim"], "paper": r["paper"], "ours": r["ours"],
-                             "verdict": f"**{r['verdict']}**", "why": r["reason"]} for r in rows])
+                             "claim": f"*{r['source']}*: {r['claim']}", "paper": r["paper"], "ours": r["ours"],
+                             "verdict, and why": f"**{r['verdict']}**: {r['reason']}"} for r in rows])
     return "\n".join([
         "# Claims at a glance", "",
         "Every claim the book tests, with the paper's number, ours and the verdict. The page is generated from the "
