@@ -68,3 +68,21 @@ def test_the_curves_are_the_full_head_models_of_the_chosen_arms() -> None:
                for tags, record in (_result(arm, 2, 2, 0, 0.1), _result(arm, 1, 2, 0, 0.2))]
     curves = ab.ablation_curves(results, p)
     assert curves == [{"label": "seed 0", "group": "wide FFN", "steps": [100, 200], "nmse": [0.5, 0.1]}]
+
+
+def _row(arm: str, ratio: float, helps: bool | None) -> dict:
+    return {"arm": arm, "ratio": ratio, "helps": helps}
+
+
+def test_the_prediction_is_judged_statement_by_statement() -> None:
+    rows = [_row("baseline", 5, None), _row("wide FFN", 40, True), _row("lower lr", 3, False),
+            _row("large batch", 4, False), _row("wide heads", 6, False)]
+    assert ab.prediction_check(rows) == {"wide_ffn_helps": True, "no_other_arm_helps": True,
+                                         "batch_and_lr_lower_the_ratio": True, "held": True}
+    rows[4] = _row("wide heads", 20, True)  # a second arm helps
+    rows[3] = _row("large batch", 6, False)  # and the large batch raises the ratio
+    check = ab.prediction_check(rows)
+    assert check["no_other_arm_helps"] is False and check["batch_and_lr_lower_the_ratio"] is False
+    assert check["held"] is False
+    partial = ab.prediction_check(rows[:2])  # without the large batch and the lower learning rate
+    assert partial["batch_and_lr_lower_the_ratio"] is None and partial["held"] is None

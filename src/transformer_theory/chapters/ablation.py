@@ -24,7 +24,7 @@ from transformer_theory.chapters.intrinsic_dimension import (head_configs, model
 from transformer_theory.training.store import RunStore, trained_model
 
 __all__ = ["ARMS", "CRITERION", "DEFAULTS", "EXPERIMENT", "PREDICTION", "AblationParameters", "ablation_curves",
-           "ablation_runs", "ablation_table", "arm_settings", "retrieved_terms"]
+           "ablation_runs", "ablation_table", "arm_settings", "prediction_check", "retrieved_terms"]
 
 #: The recipe the arms change: chapter 10's settings (width ``embed_dim_per_D`` · D, per-head dimension
 #: ``head_dim``, FFN ``ffn_width_per_D`` · D, AdamW with ``lr``, ``weight_decay``, ``warmup``, ``batch_size``).
@@ -157,3 +157,22 @@ def ablation_curves(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]
     the (D, D) runs: whether an arm's full-head models were still learning when its budget ran out."""
     return [validation_curve(tags, record, tags["arm"]) for tags, record in results
             if tags["arm"] in p.arms and (tags["h1"], tags["h2"]) == (p.D, p.D)]
+
+
+def prediction_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, bool | None]:
+    """:data:`PREDICTION`'s three statements judged on the rows of :func:`ablation_table`: ``wide_ffn_helps``,
+    ``no_other_arm_helps`` and ``batch_and_lr_lower_the_ratio`` (the large batch's and the lower learning rate's
+    ratios below the baseline's), each ``None`` where an arm it needs is not in the rows; ``held``: all three."""
+    by_arm = {r["arm"]: r for r in rows}
+    base = by_arm.get("baseline")
+    checks: dict[str, bool | None] = {
+        "wide_ffn_helps": by_arm["wide FFN"]["helps"] if "wide FFN" in by_arm else None,
+        "no_other_arm_helps": (None if base is None else
+                               not any(r["helps"] for arm, r in by_arm.items() if arm not in ("baseline", "wide FFN"))),
+        "batch_and_lr_lower_the_ratio": (
+            None if base is None or not {"large batch", "lower lr"} <= set(by_arm) else
+            all(by_arm[a]["ratio"] is not None and by_arm[a]["ratio"] < base["ratio"]
+                for a in ("large batch", "lower lr"))),
+    }
+    checks["held"] = None if None in checks.values() else all(checks.values())
+    return checks
