@@ -46,7 +46,7 @@ def int_rows(p: Any, name: str, what: str, length: int | None = None) -> None:
     rows = non_empty_list(name, getattr(p, name), what)
     checked = tuple(tuple(int_list(f"{name}[{i}]", row)) for i, row in enumerate(rows))
     if length is not None and any(len(row) != length for row in checked):
-        raise ValueError(f"{name} must be a list of {what}, got {getattr(p, name)!r}")
+        raise ValueError(f"{name} must hold {what}, got {getattr(p, name)!r}")
     _set(p, name, checked)
 
 
