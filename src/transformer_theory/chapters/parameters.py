@@ -15,11 +15,14 @@ from typing import Any
 from transformer_theory.checks import non_negative_int, non_negative_real, positive_int, positive_real
 from transformer_theory.chapters.experiment import TRAINING_DEFAULTS, int_list, non_empty_list, seed_list
 
-__all__ = ["SHARED_SETTINGS", "TrainingParameters", "defaults", "int_lists", "int_rows", "positive_ints", "seed_lists"]
+__all__ = ["SHARED_SETTINGS", "TrainingParameters", "defaults", "int_lists", "int_rows", "positive_ints", "seed_lists",
+           "store"]
 
 
-def _set(p: Any, name: str, value: Any) -> None:
-    object.__setattr__(p, name, value)  # the dataclass is frozen: only its __post_init__ stores the checked values
+def store(p: Any, name: str, value: Any) -> None:
+    """Store the checked ``value`` of ``name`` (a tuple for a list) in the frozen dataclass ``p``: only its
+    ``__post_init__`` does so."""
+    object.__setattr__(p, name, value)
 
 
 def positive_ints(p: Any, *names: str) -> None:
@@ -31,13 +34,13 @@ def positive_ints(p: Any, *names: str) -> None:
 def int_lists(p: Any, *names: str, low: int = 1) -> None:
     """Each of ``names`` is a non-empty list of integers ``>= low``, stored as a tuple."""
     for name in names:
-        _set(p, name, tuple(int_list(name, getattr(p, name), low)))
+        store(p, name, tuple(int_list(name, getattr(p, name), low)))
 
 
 def seed_lists(p: Any, *names: str) -> None:
     """Each of ``names`` is a non-empty list of seeds (integers ``>= 0``), stored as a tuple."""
     for name in names:
-        _set(p, name, tuple(seed_list(name, getattr(p, name))))
+        store(p, name, tuple(seed_list(name, getattr(p, name))))
 
 
 def int_rows(p: Any, name: str, what: str, length: int | None = None) -> None:
@@ -47,7 +50,7 @@ def int_rows(p: Any, name: str, what: str, length: int | None = None) -> None:
     checked = tuple(tuple(int_list(f"{name}[{i}]", row)) for i, row in enumerate(rows))
     if length is not None and any(len(row) != length for row in checked):
         raise ValueError(f"{name} must hold {what}, got {getattr(p, name)!r}")
-    _set(p, name, checked)
+    store(p, name, checked)
 
 
 #: The training settings every chapter of 07 to 12 has, with the defaults of
