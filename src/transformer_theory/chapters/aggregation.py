@@ -31,8 +31,8 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run)
+from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
+                                                    best_over_seeds, experiment_run)
 from transformer_theory.chapters.parameters import TrainingParameters, defaults, int_lists, positive_ints, seed_lists
 from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
@@ -56,6 +56,7 @@ class AggregationParameters(TrainingParameters):
     cost_steps: int = 4000
     cost_seeds: Sequence[int] = (0,)
     target_seed: int = 0
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -51,6 +51,7 @@ class DepthSeparationParameters(TrainingParameters):
     steps: int = 3000
     train_size: int = TRAINING_DEFAULTS["train_size"]
     seeds: Sequence[int] = tuple(TRAINING_DEFAULTS["seeds"])
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
     seq_lens: Sequence[int] = (8, 16, 32)
     one_layer_heads: Sequence[int] = (1, 2, 4)
     two_layer_heads: Sequence[int] = (1, 1)

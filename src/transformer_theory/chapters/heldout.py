@@ -73,6 +73,7 @@ class HeldOutParameters(TrainingParameters):
     seeds: Sequence[int] = (0, 1)
     configurations: Sequence[str] = ()
     followups: Sequence[Sequence[Any]] = ()
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
 
     def __post_init__(self) -> None:
         super().__post_init__()

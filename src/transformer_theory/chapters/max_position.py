@@ -34,8 +34,8 @@ from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
-from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run)
+from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
+                                                    best_over_seeds, experiment_run)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
                                                     seed_lists)
 from transformer_theory.chapters.predictions import calculator_document, write_committed
@@ -62,6 +62,7 @@ class MaxPositionParameters(TrainingParameters):
     probe_head_dim: int = 16
     probe_steps: int = 8000
     probe_seeds: Sequence[int] = (0,)
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -55,8 +55,9 @@ def int_rows(p: Any, name: str, what: str, length: int | None = None) -> None:
 
 #: The training settings every chapter of 07 to 12 has, with the defaults of
 #: :data:`~transformer_theory.chapters.experiment.TRAINING_DEFAULTS`; a chapter adds ``steps`` and, if it has them,
-#: ``train_size`` (``None``: fresh samples at every step) and ``seeds``.
-SHARED_SETTINGS = ("batch_size", "lr", "warmup", "weight_decay", "val_size", "eval_every", "ffn_width", "encoder_width")
+#: ``train_size`` (``None``: fresh samples at every step), ``seeds`` and ``ffn_width`` (chapter 10 sizes its FFNs
+#: per D instead).
+SHARED_SETTINGS = ("batch_size", "lr", "warmup", "weight_decay", "val_size", "eval_every", "encoder_width")
 
 
 class _TrainingChecks:
@@ -64,8 +65,8 @@ class _TrainingChecks:
     non-negative) and the parameters as the dict the run builders of :mod:`.experiment` read."""
 
     def __post_init__(self) -> None:
-        positive_ints(self, "batch_size", "val_size", "eval_every", "ffn_width", "encoder_width",
-                      *(n for n in ("steps", "train_size") if getattr(self, n, None) is not None))
+        positive_ints(self, "batch_size", "val_size", "eval_every", "encoder_width", "steps",
+                      *(n for n in ("train_size", "ffn_width") if getattr(self, n, None) is not None))
         positive_real("lr", getattr(self, "lr"))
         non_negative_int("warmup", getattr(self, "warmup"))
         non_negative_real("weight_decay", getattr(self, "weight_decay"))

@@ -24,7 +24,7 @@ from transformer_theory.infoflow.stats import comparison_capacity, comparison_st
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
-from transformer_theory.chapters.experiment import Experiment, ExperimentRun, best_over_seeds
+from transformer_theory.chapters.experiment import TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
                                                     seed_lists)
 
@@ -59,6 +59,7 @@ class TriangleCenterParameters(TrainingParameters):
     seeds: Sequence[int] = (0,)
     train_size: int = 50_000    # at the shortest sequence length
     long_train_size: int = 20_000  # at every longer one (the target costs T^3 comparisons a sample)
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
 
     def __post_init__(self) -> None:
         super().__post_init__()
