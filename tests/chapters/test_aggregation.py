@@ -17,8 +17,9 @@ from transformer_theory.plotting.aggregation import plot_cls_attention, plot_cos
 from transformer_theory.chapters import experiment  # noqa: E402
 from transformer_theory.training import RunStore  # noqa: E402
 from transformer_theory.training.store import trained_model  # noqa: E402
-from transformer_theory.chapters.aggregation import (DEFAULTS, EXPERIMENT, attention_summary, cost_law,  # noqa: E402
-                                                     cost_law_table, cost_model, decoder_parameters)
+from transformer_theory.chapters.aggregation import (DEFAULTS, EXPERIMENT, AggregationParameters,  # noqa: E402
+                                                     attention_summary, cost_law, cost_law_table, cost_model,
+                                                     decoder_parameters)
 
 SMALL = {"embed_dim": 8, "head_dim": 8, "seeds": [0, 1], "cost_seq_len": 8, "cost_T0s": [1, 8],
          "cost_widths": [4, 16], "cost_seeds": [0], "ffn_width": 16, "encoder_width": 8}
@@ -27,6 +28,37 @@ SMALL = {"embed_dim": 8, "head_dim": 8, "seeds": [0, 1], "cost_seq_len": 8, "cos
 def test_registry_and_notebook_hold_the_module_experiment() -> None:
     assert experiment("09_aggregation_cost") is EXPERIMENT
     assert notebook_parameters(ROOT / "notebooks" / "09_aggregation_cost.ipynb") == DEFAULTS
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"seeds": []}, "seeds must be a non-empty list"),  # train 09_aggregation_cost -p seeds []
+    ({"cost_seeds": []}, "cost_seeds must be a non-empty list"),
+    ({"positions": []}, "positions must be a non-empty list"),
+    ({"cost_T0s": []}, "cost_T0s must be a non-empty list"),
+    ({"cost_widths": []}, "cost_widths must be a non-empty list"),
+    ({"positions": [1, "2"]}, r"positions\[1\]"),
+    ({"cost_widths": [4, 8.0]}, r"cost_widths\[1\]"),
+    ({"seeds": [-1]}, r"seeds\[0\]"),
+    ({"cost_T0s": [0, 1]}, r"cost_T0s\[0\]"),
+    ({"seq_len": 0}, "seq_len must be a positive integer"),
+    ({"cost_embed_dim": -4}, "cost_embed_dim must be a positive integer"),
+    ({"cost_steps": 0}, "cost_steps must be a positive integer"),
+    ({"steps": 0}, "steps must be a positive integer"),
+    ({"eval_every": 0}, "eval_every must be a positive integer"),
+    ({"target_seed": -1}, "target_seed"),
+    ({"cost_widhts": [4]}, "did you mean 'cost_widths'"),
+])
+def test_bad_parameters_are_refused_naming_the_parameter(change, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        EXPERIMENT.runs(change)
+
+
+def test_the_parameters_are_checked_once_on_construction() -> None:
+    with pytest.raises(ValueError, match="cost_seeds"):
+        AggregationParameters(cost_seeds=())
+    p = AggregationParameters(**DEFAULTS)
+    assert p.positions == (1, 2, 3) and p.cost_seeds == (0,)
+    assert DEFAULTS["positions"] == [1, 2, 3] and "train_size" not in DEFAULTS  # fresh samples at every step
 
 
 def _results(nmse: dict) -> list[tuple[dict, dict]]:

@@ -9,8 +9,8 @@ from conftest import ROOT
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.chapters import experiment
 from transformer_theory.training import plan_tasks
-from transformer_theory.chapters.depth_separation import (DEFAULTS, EXPERIMENT, nmse_table, prediction,
-                                                          separation)
+from transformer_theory.chapters.depth_separation import (DEFAULTS, EXPERIMENT, DepthSeparationParameters,
+                                                          nmse_table, prediction, separation)
 from transformer_theory.chapters.experiment import training_seconds
 
 NOTEBOOK = ROOT / "notebooks" / "07_depth_separation.ipynb"
@@ -79,10 +79,34 @@ def test_run_list_of_the_defaults() -> None:
     ({"ffn_widths": "64"}, "ffn_widths"),
     ({"width_seq_len": 1}, "width_seq_len"),
     ({"seqlens": [8]}, "did you mean 'seq_lens'"),
+    ({"seeds": []}, "seeds must be a non-empty list"),
+    ({"seeds": [0, 1.5]}, r"seeds\[1\]"),
+    ({"one_layer_heads": []}, "one_layer_heads must be a non-empty list"),
+    ({"width_one_layer_heads": ["4"]}, r"width_one_layer_heads\[0\]"),
+    ({"ffn_widths": [16, 0]}, r"ffn_widths\[1\]"),
+    ({"two_layer_heads": [1, True]}, r"two_layer_heads\[1\]"),
+    ({"embed_dim": 0}, "embed_dim must be a positive integer"),
+    ({"head_dim": -8}, "head_dim must be a positive integer"),
+    ({"ffn_width": 0}, "ffn_width must be a positive integer"),
+    ({"batch_size": 0}, "batch_size must be a positive integer"),
+    ({"train_size": -1}, "train_size must be a positive integer"),
+    ({"lr": 0.0}, "lr must be a positive"),
+    ({"warmup": -1}, "warmup must be a non-negative integer"),
+    ({"weight_decay": -0.1}, "weight_decay must be a non-negative"),
 ])
 def test_bad_parameters_are_rejected(change, message) -> None:
     with pytest.raises(ValueError, match=message):
         EXPERIMENT.runs(change)
+
+
+def test_the_parameters_are_checked_once_on_construction() -> None:
+    """The dataclass refuses a bad value before any run is built, and holds the checked lists as tuples; the
+    module's DEFAULTS are its defaults as lists (the notebook's parameters cell)."""
+    with pytest.raises(ValueError, match="seq_lens"):
+        DepthSeparationParameters(seq_lens=[])
+    p = DepthSeparationParameters(**DEFAULTS)
+    assert p.seq_lens == (8, 16, 32) and p.two_layer_heads == (1, 1)
+    assert DEFAULTS["seq_lens"] == [8, 16, 32] and DEFAULTS["two_layer_heads"] == [1, 1] and DEFAULTS["steps"] == 3000
 
 
 def test_predictions_beside_the_configurations() -> None:

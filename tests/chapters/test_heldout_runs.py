@@ -9,7 +9,8 @@ import pytest
 
 from conftest import ROOT
 from transformer_theory.chapters import experiment
-from transformer_theory.chapters.heldout import LATE_GAIN, PLATEAU, best_nmse, curve_summary, diagnose, heldout_runs, selected
+from transformer_theory.chapters.heldout import (LATE_GAIN, PLATEAU, HeldOutParameters, best_nmse, curve_summary, diagnose,
+                                                 selected)
 from transformer_theory.infoflow.heldout import CRITERION, configurations
 from transformer_theory.infoflow.heldout import predictions, scoreboard
 from transformer_theory.pipeline.notebooks import notebook_parameters
@@ -48,18 +49,47 @@ def test_every_configuration_at_every_width_length_and_seed() -> None:
 
 
 def test_followups_are_tagged_and_checked() -> None:
-    runs = heldout_runs({**DEFAULTS, "configurations": ["shifted_max (1,)"],
-                         "followups": [["k_hop(2) (1,1)", [2, 3], 12000]]})
+    runs = experiment(NAME).runs({"configurations": ["shifted_max (1,)"],
+                                  "followups": [["k_hop(2) (1,1)", [2, 3], 12000]]})
     extra = [r for r in runs if r.tags["followup"]]
     assert len(runs) == 4 + 4 and len(extra) == 4
     assert {(r.tags["name"], r.tags["seed"], r.config.steps) for r in extra} == {("k_hop(2) (1,1)", s, 12000)
                                                                                  for s in (2, 3)}
     with pytest.raises(ValueError, match=r"followups\[0\] must be"):
-        heldout_runs({**DEFAULTS, "followups": [["k_hop(2) (1,1)", 2, 100]]})
+        experiment(NAME).runs({"followups": [["k_hop(2) (1,1)", 2, 100]]})
     with pytest.raises(ValueError, match="unknown held-out configuration 'nope'"):
-        heldout_runs({**DEFAULTS, "configurations": ["nope"]})
+        experiment(NAME).runs({"configurations": ["nope"]})
     with pytest.raises(ValueError, match="at least 2"):
-        heldout_runs({**DEFAULTS, "seeds": [0]})
+        experiment(NAME).runs({"seeds": [0]})
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"seeds": []}, "seeds must be a non-empty list"),
+    ({"seeds": [0, 1.0]}, r"seeds\[1\]"),
+    ({"configurations": "shifted_max (1,)"}, "configurations must be a list of held-out configuration names"),
+    ({"configurations": [3]}, "configurations: unknown held-out configuration 3"),
+    ({"followups": {"shifted_max (1,)": 30}}, "followups must be a list"),
+    ({"followups": [["nope", [2], 30]]}, "unknown held-out configuration 'nope'"),
+    ({"followups": [["shifted_max (1,)", [], 30]]}, r"followups\[0\] seeds must be a non-empty list"),
+    ({"followups": [["shifted_max (1,)", ["2"], 30]]}, r"followups\[0\] seeds\[0\]"),
+    ({"followups": [["shifted_max (1,)", [2], 0]]}, r"followups\[0\] steps must be a positive integer"),
+    ({"steps": 0}, "steps must be a positive integer"),
+    ({"train_size": 0}, "train_size must be a positive integer"),
+    ({"ffn_width": -1}, "ffn_width must be a positive integer"),
+    ({"weight_decay": -1e-2}, "weight_decay must be a non-negative"),
+])
+def test_bad_parameters_are_refused_naming_the_parameter(change, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        experiment(NAME).runs(change)
+
+
+def test_the_parameters_are_checked_once_on_construction_and_followups_may_be_empty() -> None:
+    with pytest.raises(ValueError, match="at least 2"):
+        HeldOutParameters(seeds=(0,))
+    p = HeldOutParameters(**{**DEFAULTS, "followups": [["shifted_max (1,)", [2], 30]]})
+    assert p.followups == (("shifted_max (1,)", (2,), 30),) and p.configurations == () and p.seeds == (0, 1)
+    assert DEFAULTS["configurations"] == [] and DEFAULTS["followups"] == []  # every configuration, no follow-ups
+    assert experiment(NAME).optional == ("followups",)
 
 
 def test_best_nmse_leaves_followups_out() -> None:

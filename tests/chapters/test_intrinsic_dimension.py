@@ -13,12 +13,14 @@ from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE, P1_S
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.chapters import experiment
 from transformer_theory.training import plan_tasks
-from transformer_theory.chapters.intrinsic_dimension import (DEFAULTS, EXPERIMENT, MIN_RATIOS, head_configs,
+from transformer_theory.chapters.intrinsic_dimension import (DEFAULTS, EXPERIMENT, MIN_RATIOS,
+                                                             IntrinsicDimensionParameters, head_configs,
                                                              head_count_table, nmse_table, prediction_table,
                                                              ratios_during_training, retrieval_agreement,
                                                              retrieval_summary, retrieval_table,
                                                              model_retrieval_agreement, ratio_rises_with_length,
-                                                             separation_ratios, sequence_length_table)
+                                                             separation_ratios, sequence_length_runs,
+                                                             sequence_length_table)
 
 NOTEBOOK = ROOT / "notebooks" / "10_intrinsic_dimension.ipynb"
 
@@ -103,10 +105,39 @@ def test_run_list_of_the_defaults() -> None:
     ({"ls_seeds": []}, "ls_seeds"),
     ({"ls_check_D": [5]}, "ls_check_D: 5 is not one of ls_D_values"),
     ({"ls_check_seeds": [-1]}, "ls_check_seeds"),
+    ({"D_values": []}, "D_values must be a non-empty list"),
+    ({"D_values": [2, "3"]}, r"D_values\[1\]"),
+    ({"seeds": []}, "seeds must be a non-empty list"),
+    ({"hc_seeds": []}, "hc_seeds must be a non-empty list"),
+    ({"hc_seeds": [0.0]}, r"hc_seeds\[0\]"),
+    ({"hc_heads": []}, "hc_heads must be a non-empty list"),
+    ({"hc_heads": [1, 0]}, r"hc_heads\[1\]"),
+    ({"hc_seq_lens": []}, "hc_seq_lens must be a non-empty list"),
+    ({"ls_check_D": []}, "ls_check_D must be a non-empty list"),
+    ({"ls_check_seeds": []}, "ls_check_seeds must be a non-empty list"),
+    ({"embed_dim_per_D": 0}, "embed_dim_per_D must be a positive integer"),
+    ({"ffn_width_per_D": -32}, "ffn_width_per_D must be a positive integer"),
+    ({"hc_ffn_width": 0}, "hc_ffn_width must be a positive integer"),
+    ({"hc_D": 0}, "hc_D must be a positive integer"),
+    ({"encoder_width": 0}, "encoder_width must be a positive integer"),
+    ({"target_seed": -1}, "target_seed"),
 ])
 def test_bad_parameters_are_rejected(change, message) -> None:
     with pytest.raises(ValueError, match=message):
         EXPERIMENT.runs(change)
+
+
+def test_the_parameters_are_checked_once_on_construction() -> None:
+    """The dataclass refuses a bad value before any run is built; the part builders and tables take it or a dict
+    (a notebook's parameters); DEFAULTS stays a dict without ffn_width or train_size (chapter 14 reads it)."""
+    with pytest.raises(ValueError, match="ls_check_D"):
+        IntrinsicDimensionParameters(ls_check_D=(4,), ls_D_values=(2, 3))
+    p = IntrinsicDimensionParameters(**DEFAULTS)
+    assert p.D_values == (2, 3, 4, 5, 6) and p.hc_seeds == (0,)
+    assert [r.config.key for r in sequence_length_runs(p)] == [r.config.key for r in sequence_length_runs(DEFAULTS)]
+    with pytest.raises(ValueError, match="sl_seq_lens"):
+        sequence_length_runs({"sl_seq_lens": []})
+    assert DEFAULTS["D_values"] == [2, 3, 4, 5, 6] and not {"ffn_width", "train_size"} & set(DEFAULTS)
 
 
 def test_predictions_are_infoflows_rule() -> None:

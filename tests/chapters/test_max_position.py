@@ -13,8 +13,8 @@ from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E
 from transformer_theory.plotting.max_position import plot_probe_ratios, plot_retrieval  # noqa: E402
 from transformer_theory.chapters import experiment  # noqa: E402
 from transformer_theory.training import RunStore, init_model  # noqa: E402
-from transformer_theory.chapters.max_position import (CRITERION, DEFAULTS, EXPERIMENT, judge_table,  # noqa: E402
-                                                      nmse_table, probe_table)
+from transformer_theory.chapters.max_position import (CRITERION, DEFAULTS, EXPERIMENT,  # noqa: E402
+                                                      MaxPositionParameters, judge_table, nmse_table, probe_table)
 
 SMALL = {"seq_lens": [4, 8], "ks": [1, 2], "embed_dim": 8, "head_dim": 4, "seeds": [0, 1], "probe_seq_len": 4,
          "probe_heads": [[2, 2], [1, 1]], "probe_embed_dim": 8, "probe_head_dim": 4, "ffn_width": 8,
@@ -24,6 +24,38 @@ SMALL = {"seq_lens": [4, 8], "ks": [1, 2], "embed_dim": 8, "head_dim": 4, "seeds
 def test_registry_and_notebook_hold_the_module_experiment() -> None:
     assert experiment("08_max_position_retrieval") is EXPERIMENT
     assert notebook_parameters(ROOT / "notebooks" / "08_max_position_retrieval.ipynb") == DEFAULTS
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"seq_lens": []}, "seq_lens must be a non-empty list"),
+    ({"ks": []}, "ks must be a non-empty list"),
+    ({"seeds": []}, "seeds must be a non-empty list"),
+    ({"probe_seeds": []}, "probe_seeds must be a non-empty list"),
+    ({"probe_heads": []}, "probe_heads must be a non-empty list"),
+    ({"probe_heads": [[2, 2], []]}, r"probe_heads\[1\] must be a non-empty list"),
+    ({"probe_heads": [2, 2]}, r"probe_heads\[0\]"),
+    ({"probe_heads": [[2, 2.0]]}, r"probe_heads\[0\]\[1\]"),
+    ({"ks": [1, "2"]}, r"ks\[1\]"),
+    ({"seq_lens": [8, 0]}, r"seq_lens\[1\]"),
+    ({"probe_seeds": [0.5]}, r"probe_seeds\[0\]"),
+    ({"embed_dim": 0}, "embed_dim must be a positive integer"),
+    ({"two_layer_k": 0}, "two_layer_k must be a positive integer"),
+    ({"probe_D": -2}, "probe_D must be a positive integer"),
+    ({"probe_steps": 0}, "probe_steps must be a positive integer"),
+    ({"encoder_width": 0}, "encoder_width must be a positive integer"),
+    ({"target_seed": 1.5}, "target_seed"),
+])
+def test_bad_parameters_are_refused_naming_the_parameter(change, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        EXPERIMENT.runs(change)
+
+
+def test_the_parameters_are_checked_once_on_construction() -> None:
+    with pytest.raises(ValueError, match="probe_heads"):
+        MaxPositionParameters(probe_heads=[[1, 0]])
+    p = MaxPositionParameters(**DEFAULTS)
+    assert p.probe_heads == ((2, 2), (1, 2), (2, 1), (1, 1)) and p.ks == (1, 2, 3)
+    assert DEFAULTS["probe_heads"] == [[2, 2], [1, 2], [2, 1], [1, 1]]  # lists of lists, as the notebook's cell
 
 
 def _results(nmse: dict) -> list[tuple[dict, dict]]:

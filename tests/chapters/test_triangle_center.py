@@ -16,8 +16,8 @@ from transformer_theory.plotting.triangle_center import configuration_label, plo
 from transformer_theory.chapters import experiment  # noqa: E402
 from transformer_theory.training import plan_tasks  # noqa: E402
 from transformer_theory.chapters.triangle_center import (DEFAULTS, EXPERIMENT, LEARNED_MAX_NMSE,  # noqa: E402
-                                                         NEAR_ONE_MIN_NMSE, comparison_growth, judge, model,
-                                                         nmse_table, predictions)
+                                                         NEAR_ONE_MIN_NMSE, TriangleCenterParameters,
+                                                         comparison_growth, judge, model, nmse_table, predictions)
 
 NOTEBOOK = ROOT / "notebooks" / "11_triangle_center.ipynb"
 
@@ -44,6 +44,34 @@ def test_run_list() -> None:
         model(4, 4, 30, DEFAULTS)
     with pytest.raises(ValueError, match="unknown parameter"):
         EXPERIMENT.runs({"seq_len": 8})
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"seq_lens": []}, "seq_lens must be a non-empty list"),
+    ({"seeds": []}, "seeds must be a non-empty list"),
+    ({"configs": []}, "configs must be a non-empty list"),
+    ({"configs": [[2, 2]]}, r"configs must hold \[h1, h2, E\] triples"),
+    ({"configs": [[2, 2, 24], [4, "4", 24]]}, r"configs\[1\]\[1\]"),
+    ({"configs": [[4, 4, 30]]}, "configs: E = 30 is not a multiple of h1 = 4"),
+    ({"seq_lens": [8, 16.0]}, r"seq_lens\[1\]"),
+    ({"seeds": ["0"]}, r"seeds\[0\]"),
+    ({"long_steps": 0}, "long_steps must be a positive integer"),
+    ({"long_train_size": -1}, "long_train_size must be a positive integer"),
+    ({"train_size": 0}, "train_size must be a positive integer"),
+    ({"val_size": 0}, "val_size must be a positive integer"),
+    ({"squared": 1}, "squared must be True or False"),
+])
+def test_bad_parameters_are_refused_naming_the_parameter(change, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        EXPERIMENT.runs(change)
+
+
+def test_the_parameters_are_checked_once_on_construction() -> None:
+    with pytest.raises(ValueError, match="configs"):
+        TriangleCenterParameters(configs=[[2, 2, 24, 1]])
+    p = TriangleCenterParameters(**DEFAULTS)
+    assert p.configs == ((2, 2, 24), (4, 4, 24), (4, 4, 48)) and p.seq_lens == (8, 16, 32, 64)
+    assert DEFAULTS["configs"] == [[2, 2, 24], [4, 4, 24], [4, 4, 48]] and DEFAULTS["train_size"] == 50_000
 
 
 def _results(nmse: dict[tuple, list]) -> list[tuple[dict, dict]]:

@@ -5,7 +5,8 @@
   tagged runs), the InfoFlow/P1 model every chapter trains and the statistic every chapter reports.
 * one module per chapter: :mod:`.depth_separation` (07), :mod:`.max_position` (08), :mod:`.aggregation` (09),
   :mod:`.intrinsic_dimension` (10), :mod:`.triangle_center` (11), :mod:`.heldout` (12), :mod:`.calibration` (13),
-  :mod:`.ablation` (14); :mod:`.predictions` writes the predictions chapters 08, 09 and 12 commit before training.
+  :mod:`.ablation` (14); :mod:`.predictions` writes the predictions chapters 08, 09 and 12 commit before training;
+  :mod:`.parameters` holds what the frozen parameter dataclasses of chapters 07 to 12 share.
 * :mod:`.registry` -- the chapters by notebook name (:data:`EXPERIMENTS`, :func:`experiment`,
   :func:`run_experiment`), and the registration of the targets they train on (done on import of this package, so
   wherever a chapter's runs are built).

@@ -17,12 +17,14 @@ Two parts, one run list:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from transformer_theory.checks import seed_value
 from transformer_theory.fitting import log_log_slope
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
@@ -30,28 +32,42 @@ from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
-                                                    best_over_seeds, experiment_run, int_list, seed_list)
+                                                    best_over_seeds, experiment_run)
+from transformer_theory.chapters.parameters import TrainingParameters, defaults, int_lists, positive_ints, seed_lists
 from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
-#: The chapter's parameters (the notebook's parameters cell holds the same names and values).
-DEFAULTS: dict[str, Any] = {
-    "positions": [1, 2, 3],
-    "seq_len": 10,
-    "embed_dim": 16,
-    "head_dim": 16,
-    "steps": 3000,
-    "seeds": [0, 1],
-    "cost_seq_len": 16,
-    "cost_T0s": [1, 2, 4, 8, 16],
-    "cost_embed_dim": 4,
-    "cost_widths": [4, 8, 16, 32, 64],
-    "cost_steps": 4000,
-    "cost_seeds": [0],
-    "target_seed": 0,
-    # the shared training settings, without train_size: these chapters draw fresh samples at every step
-    **{k: v for k, v in TRAINING_DEFAULTS.items() if k not in ("train_size", "steps", "seeds")},
-}
+@dataclass(frozen=True)
+class AggregationParameters(TrainingParameters):
+    """The chapter's parameters, the names of its notebook's ``parameters`` cell (the profiles override them); every
+    value is checked on construction (``ValueError`` naming the parameter). No ``train_size``: this chapter draws
+    fresh samples at every step."""
+
+    positions: Sequence[int] = (1, 2, 3)
+    seq_len: int = 10
+    embed_dim: int = 16
+    head_dim: int = 16
+    steps: int = 3000
+    seeds: Sequence[int] = (0, 1)
+    cost_seq_len: int = 16
+    cost_T0s: Sequence[int] = (1, 2, 4, 8, 16)
+    cost_embed_dim: int = 4
+    cost_widths: Sequence[int] = (4, 8, 16, 32, 64)
+    cost_steps: int = 4000
+    cost_seeds: Sequence[int] = (0,)
+    target_seed: int = 0
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        positive_ints(self, "seq_len", "embed_dim", "head_dim", "cost_seq_len", "cost_embed_dim", "cost_steps")
+        int_lists(self, "positions", "cost_T0s", "cost_widths")
+        seed_lists(self, "seeds", "cost_seeds")
+        seed_value(self.target_seed, "target_seed")
+
+
+#: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).
+DEFAULTS: dict[str, Any] = defaults(AggregationParameters)
 
 #: The observation criteria, fixed before any training of this chapter (committed with the predictions).
 CRITERION: dict[str, Any] = {
@@ -90,29 +106,27 @@ def cost_model(p: dict[str, Any], width: int) -> TransformerConfig:
                              max_len=p["cost_seq_len"], cls_token=True, readout_dim=1, cls_only_last=True)
 
 
-def runs(p: dict[str, Any]) -> list[ExperimentRun]:
+def runs(p: AggregationParameters) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``attention`` or ``cost_law``), ``T``, ``seed`` and, for the cost
     law, ``T0`` and ``width``."""
     out = []
-    positions, seeds = int_list("positions", p["positions"]), seed_list("seeds", p["seeds"])
-    widths, T0s = int_list("cost_widths", p["cost_widths"]), int_list("cost_T0s", p["cost_T0s"])
-    cost_seeds = seed_list("cost_seeds", p["cost_seeds"])
-    for seed in seeds:
-        run = experiment_run(p, attention_model(p), "specific_positions", {"P": positions, "d": 2},
-                             p["seq_len"], seed)
-        out.append(ExperimentRun({"part": "attention", "T": p["seq_len"], "seed": seed}, run, weights=True))
-    for width in widths:
-        for T0 in T0s:
-            for seed in cost_seeds:
-                args = {"T0": T0, "d": 2, "seed": p["target_seed"]}
-                run = experiment_run(p, cost_model(p, width), "coupled_positions", args, p["cost_seq_len"], seed,
-                                     steps=p["cost_steps"])
-                out.append(ExperimentRun({"part": "cost_law", "T": p["cost_seq_len"], "T0": T0, "width": width,
+    s = p.settings()
+    for seed in p.seeds:
+        run = experiment_run(s, attention_model(s), "specific_positions", {"P": list(p.positions), "d": 2},
+                             p.seq_len, seed)
+        out.append(ExperimentRun({"part": "attention", "T": p.seq_len, "seed": seed}, run, weights=True))
+    for width in p.cost_widths:
+        for T0 in p.cost_T0s:
+            for seed in p.cost_seeds:
+                args = {"T0": T0, "d": 2, "seed": p.target_seed}
+                run = experiment_run(s, cost_model(s, width), "coupled_positions", args, p.cost_seq_len, seed,
+                                     steps=p.cost_steps)
+                out.append(ExperimentRun({"part": "cost_law", "T": p.cost_seq_len, "T0": T0, "width": width,
                                           "seed": seed}, run))
     return out
 
 
-EXPERIMENT = Experiment("09_aggregation_cost", DEFAULTS, runs)
+EXPERIMENT = Experiment("09_aggregation_cost", DEFAULTS, lambda values: runs(AggregationParameters(**values)))
 
 
 def decoder_parameters(config: TransformerConfig) -> int:

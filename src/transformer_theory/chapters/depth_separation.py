@@ -19,6 +19,7 @@ Fresh samples every step (``train_size=None``) are the other choice: on the book
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from transformer_theory.checks import positive_int
@@ -27,11 +28,12 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run, infoflow_model, int_list,
-                                                    seed_list)
+                                                    experiment_run, infoflow_model)
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, positive_ints,
+                                                    seed_lists)
 
-__all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIO", "TARGET", "TARGET_ARGS", "depth_separation_runs", "nmse_table",
-           "prediction", "separation"]
+__all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIO", "TARGET", "TARGET_ARGS", "DepthSeparationParameters",
+           "depth_separation_runs", "nmse_table", "prediction", "separation"]
 
 #: The chapter's criterion, fixed before any run was read: at the largest T the two-layer NMSE is at least this
 #: many times lower than the best one-layer NMSE (best validation NMSE over seeds; the book profile).
@@ -40,48 +42,64 @@ MIN_RATIO = 5.0
 TARGET = "min_pairwise_dot"
 TARGET_ARGS: dict[str, Any] = {"d": 4}
 
-#: The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others).
-DEFAULTS: dict[str, Any] = {
-    **TRAINING_DEFAULTS,
-    "steps": 3000,
-    "seq_lens": [8, 16, 32],
-    "one_layer_heads": [1, 2, 4],
-    "two_layer_heads": [1, 1],
-    "embed_dim": 32,
-    "head_dim": 8,
-    "ffn_widths": [16, 32, 64, 128],
-    "width_seq_len": 16,
-    "width_one_layer_heads": [4],
-}
+
+@dataclass(frozen=True)
+class DepthSeparationParameters(TrainingParameters):
+    """The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others), the names of its
+    notebook's ``parameters`` cell; every value is checked on construction (``ValueError`` naming the parameter)."""
+
+    steps: int = 3000
+    train_size: int = TRAINING_DEFAULTS["train_size"]
+    seeds: Sequence[int] = tuple(TRAINING_DEFAULTS["seeds"])
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
+    seq_lens: Sequence[int] = (8, 16, 32)
+    one_layer_heads: Sequence[int] = (1, 2, 4)
+    two_layer_heads: Sequence[int] = (1, 1)
+    embed_dim: int = 32
+    head_dim: int = 8
+    ffn_widths: Sequence[int] = (16, 32, 64, 128)
+    width_seq_len: int = 16
+    width_one_layer_heads: Sequence[int] = (4,)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        positive_ints(self, "embed_dim", "head_dim")
+        seed_lists(self, "seeds")
+        int_lists(self, "seq_lens", low=2)  # min over s ≠ t needs two tokens
+        int_lists(self, "one_layer_heads", "two_layer_heads", "ffn_widths", "width_one_layer_heads")
+        if len(self.two_layer_heads) != 2:
+            raise ValueError(f"two_layer_heads must give the heads of two layers, got {list(self.two_layer_heads)!r}")
+        if positive_int("width_seq_len", self.width_seq_len) < 2:
+            raise ValueError(f"width_seq_len must be at least 2 (min over s ≠ t), got {self.width_seq_len!r}")
 
 
-def depth_separation_runs(p: dict[str, Any]) -> list[ExperimentRun]:
-    """The runs for the parameters ``p`` (all of :data:`DEFAULTS`), tagged ``layers``, ``heads``, ``T``,
-    ``ffn_width``, ``seed``: every configuration at every T of ``seq_lens`` (width ``ffn_width``), then the
-    width sweep at ``width_seq_len``; a run of both lists appears once."""
-    seq_lens = int_list("seq_lens", p["seq_lens"], low=2)  # min over s ≠ t needs two tokens
-    two = int_list("two_layer_heads", p["two_layer_heads"])
-    if len(two) != 2:
-        raise ValueError(f"two_layer_heads must give the heads of two layers, got {p['two_layer_heads']!r}")
-    one = [[h] for h in int_list("one_layer_heads", p["one_layer_heads"])]
-    width_one = [[h] for h in int_list("width_one_layer_heads", p["width_one_layer_heads"])]
-    grid = [(T, positive_int("ffn_width", p["ffn_width"]), heads) for T in seq_lens for heads in [*one, two]]
-    width_T = int_list("width_seq_len", [p["width_seq_len"]], low=2)[0]
-    seeds = seed_list("seeds", p["seeds"])
-    grid += [(width_T, w, heads) for w in int_list("ffn_widths", p["ffn_widths"]) for heads in [*width_one, two]]
+#: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).
+DEFAULTS: dict[str, Any] = defaults(DepthSeparationParameters)
+
+
+def depth_separation_runs(p: DepthSeparationParameters) -> list[ExperimentRun]:
+    """The runs for the parameters ``p``, tagged ``layers``, ``heads``, ``T``, ``ffn_width``, ``seed``: every
+    configuration at every T of ``seq_lens`` (width ``ffn_width``), then the width sweep at ``width_seq_len``; a
+    run of both lists appears once."""
+    s = p.settings()
+    one, two = [[h] for h in p.one_layer_heads], list(p.two_layer_heads)
+    width_one = [[h] for h in p.width_one_layer_heads]
+    grid = [(T, p.ffn_width, heads) for T in p.seq_lens for heads in [*one, two]]
+    grid += [(p.width_seq_len, w, heads) for w in p.ffn_widths for heads in [*width_one, two]]
     runs, seen = [], set()
     for T, width, heads in grid:
         if (T, width, tuple(heads)) in seen:
             continue
         seen.add((T, width, tuple(heads)))
-        model = infoflow_model(p, heads, p["embed_dim"], p["head_dim"], width)
-        for seed in seeds:
+        model = infoflow_model(s, heads, p.embed_dim, p.head_dim, width)
+        for seed in p.seeds:
             tags = {"layers": len(heads), "heads": list(heads), "T": T, "ffn_width": width, "seed": seed}
-            runs.append(ExperimentRun(tags, experiment_run(p, model, TARGET, TARGET_ARGS, T, seed)))
+            runs.append(ExperimentRun(tags, experiment_run(s, model, TARGET, TARGET_ARGS, T, seed)))
     return runs
 
 
-EXPERIMENT = Experiment("07_depth_separation", DEFAULTS, depth_separation_runs)
+EXPERIMENT = Experiment("07_depth_separation", DEFAULTS,
+                        lambda values: depth_separation_runs(DepthSeparationParameters(**values)))
 
 
 def prediction(heads: Sequence[int], seq_len: int, embed_dim: int) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import json
 import math
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from transformer_theory.checks import positive_int
@@ -30,15 +31,11 @@ from transformer_theory.storage.paths import project_root
 from transformer_theory.training.config import RunConfig
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
                                                     infoflow_model, seed_list)
+from transformer_theory.chapters.parameters import TrainingParameters, defaults, seed_lists, store
 
-__all__ = ["DEFAULTS", "EXPERIMENT", "LATE_GAIN", "SEED_SPREAD", "PLATEAU", "selected", "model_config", "heldout_runs",
-           "committed_predictions", "best_nmse", "curve_summary", "diagnose", "task_wall_times", "commit_that_added",
-           "is_ancestor"]
-
-#: The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others): every
-#: configuration of the suite (``configurations = []``), the seeds the criterion takes the best of, no follow-ups.
-DEFAULTS: dict[str, Any] = {**TRAINING_DEFAULTS, "seeds": [0, 1], "steps": 2000, "configurations": [],
-                            "followups": []}
+__all__ = ["DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "HeldOutParameters", "LATE_GAIN", "SEED_SPREAD", "PLATEAU",
+           "selected", "model_config", "heldout_runs", "committed_predictions", "best_nmse", "curve_summary", "diagnose",
+           "task_wall_times", "commit_that_added", "is_ancestor"]
 
 #: The diagnosis of a disagreement (fixed with the code, before the held-out runs were read; it never changes the
 #: scoreboard): a run still improving by this factor over the last quarter of its schedule, or seeds whose best
@@ -59,6 +56,58 @@ def selected(names: Sequence[str]) -> list[HeldOut]:
     return [c for c in suite if not names or c.name in names]
 
 
+#: The list parameters that may be empty, leaving out a part: ``followups`` (no follow-up runs, the default).
+OPTIONAL_PARTS = ("followups",)
+
+
+@dataclass(frozen=True)
+class HeldOutParameters(TrainingParameters):
+    """The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others), the names of its
+    notebook's ``parameters`` cell: ``configurations``, the names of the suite's configurations to train (empty, the
+    default: every one), ``seeds``, the seeds the criterion takes the best of (two or more), and ``followups``,
+    ``[configuration name, [seeds], steps]`` entries (:data:`OPTIONAL_PARTS`: none by default). Every value is checked
+    on construction (``ValueError`` naming the parameter); the follow-ups are stored as ``(name, seeds, steps)``."""
+
+    steps: int = 2000
+    train_size: int = TRAINING_DEFAULTS["train_size"]
+    seeds: Sequence[int] = (0, 1)
+    configurations: Sequence[str] = ()
+    followups: Sequence[Sequence[Any]] = ()
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        seed_lists(self, "seeds")
+        if len(self.seeds) < 2:
+            raise ValueError(f"seeds: the observation criterion takes the best of at least 2 seeds, got "
+                             f"{list(self.seeds)}")
+        names = self.configurations
+        if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+            raise ValueError(f"configurations must be a list of held-out configuration names (empty: all of them), "
+                             f"got {names!r}")
+        selected(names)  # an unknown name is refused
+        store(self, "configurations", tuple(names))
+        store(self, "followups", _followups(self.followups))
+
+
+def _followups(entries: Any) -> tuple[tuple[str, tuple[int, ...], int], ...]:
+    if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
+        raise ValueError(f"followups must be a list of [configuration name, [seeds], steps], got {entries!r}")
+    out = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, (list, tuple)) or len(entry) != 3 or not isinstance(entry[1], (list, tuple)):
+            raise ValueError(f"followups[{i}] must be [configuration name, [seeds], steps], got {entry!r}")
+        name, seeds, steps = entry
+        selected([name])
+        out.append((name, tuple(seed_list(f"followups[{i}] seeds", seeds)),
+                    positive_int(f"followups[{i}] steps", steps)))
+    return tuple(out)
+
+
+#: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).
+DEFAULTS: dict[str, Any] = defaults(HeldOutParameters)
+
+
 def model_config(config: HeldOut, embed_dim: int, seq_len: int, p: dict[str, Any]) -> TransformerConfig:
     """The model the prediction for ``config`` at width ``embed_dim`` was made for: the InfoFlow/P1 model with
     the configuration's heads, per-head dimension ``E / max_l h_l``, and learned positions up to ``seq_len``
@@ -67,42 +116,28 @@ def model_config(config: HeldOut, embed_dim: int, seq_len: int, p: dict[str, Any
     return dataclasses.replace(model, max_len=seq_len) if config.positional else model
 
 
-def _followups(p: dict[str, Any]) -> list[tuple[HeldOut, list[int], int]]:
-    out = []
-    if not isinstance(p["followups"], (list, tuple)):
-        raise ValueError(f"followups must be a list of [configuration name, [seeds], steps], got {p['followups']!r}")
-    for i, entry in enumerate(p["followups"]):
-        if not isinstance(entry, (list, tuple)) or len(entry) != 3 or not isinstance(entry[1], (list, tuple)):
-            raise ValueError(f"followups[{i}] must be [configuration name, [seeds], steps], got {entry!r}")
-        name, seeds, steps = entry
-        (config,) = selected([name])
-        out.append((config, seed_list(f"followups[{i}] seeds", seeds), positive_int(f"followups[{i}] steps", steps)))
-    return out
-
-
-def heldout_runs(p: dict[str, Any]) -> list[ExperimentRun]:
+def heldout_runs(p: HeldOutParameters) -> list[ExperimentRun]:
     """The tagged runs: the scoreboard's runs (every selected configuration, width, length and seed at
     ``steps``) and then the follow-ups (tagged ``followup: True``)."""
-    seeds = seed_list("seeds", p["seeds"])
-    if len(seeds) < 2:
-        raise ValueError(f"seeds: the observation criterion takes the best of at least 2 seeds, got {seeds}")
-    plan = [(c, seeds, positive_int("steps", p["steps"]), False) for c in selected(p["configurations"])]
-    plan += [(c, s, steps, True) for c, s, steps in _followups(p)]
+    s = p.settings()
+    plan = [(c, p.seeds, p.steps, False) for c in selected(p.configurations)]
+    plan += [(selected([name])[0], seeds, steps, True) for name, seeds, steps in p.followups]
     runs = []
-    for config, seeds_, steps, followup in plan:
+    for config, seeds, steps, followup in plan:
         for E in config.model_sizes or (config.embed_dim,):
             for T in config.seq_lens:
-                for seed in seeds_:
+                for seed in seeds:
                     tags = {"name": config.name, "target": config.target().name, "heads": list(config.heads),
                             "E": E, "T": T, "steps": steps, "seed": seed, "followup": followup}
-                    model = model_config(config, E, T, p)
-                    run = experiment_run({**p, "steps": steps}, model, config.target_name, dict(config.target_args),
+                    model = model_config(config, E, T, s)
+                    run = experiment_run({**s, "steps": steps}, model, config.target_name, dict(config.target_args),
                                          T, seed)
                     runs.append(ExperimentRun(tags, run))
     return runs
 
 
-EXPERIMENT = Experiment("12_predictions_vs_training", DEFAULTS, heldout_runs)
+EXPERIMENT = Experiment("12_predictions_vs_training", DEFAULTS,
+                        lambda values: heldout_runs(HeldOutParameters(**values)), OPTIONAL_PARTS)
 
 
 def committed_predictions() -> dict[str, Any]:

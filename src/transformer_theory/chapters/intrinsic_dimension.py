@@ -25,7 +25,8 @@ are :func:`nmse_table`, :func:`sequence_length_table` and :func:`head_count_tabl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,14 +41,15 @@ from transformer_theory.infoflow.trees import Tree
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
 from transformer_theory.training.store import RunStore, trained_model
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run, infoflow_model, int_list)
+from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, best_over_seeds, experiment_run,
+                                                    infoflow_model)
+from transformer_theory.chapters.parameters import TrainingParameters, defaults, int_lists, positive_ints, seed_lists
 
 __all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
-           "head_configs", "head_count_runs", "head_count_table", "intrinsic_dimension_runs", "long_schedule_runs",
-           "model_retrieval_agreement", "nmse_table", "prediction", "prediction_table", "ratio_rises_with_length",
-           "ratios_during_training", "retrieval_agreement", "retrieval_summary", "retrieval_table",
-           "separation_ratios", "sequence_length_runs", "sequence_length_table"]
+           "IntrinsicDimensionParameters", "head_configs", "head_count_runs", "head_count_table",
+           "intrinsic_dimension_runs", "long_schedule_runs", "model_retrieval_agreement", "nmse_table", "prediction",
+           "prediction_table", "ratio_rises_with_length", "ratios_during_training", "retrieval_agreement",
+           "retrieval_summary", "retrieval_table", "separation_ratios", "sequence_length_runs", "sequence_length_table"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): for each D, both configurations
 #: that miss a head reach at least this many times the best validation NMSE of (D, D) (book profile). For
@@ -59,36 +61,55 @@ MIN_RATIOS: dict[int, float] = {2: 10.0, 3: 10.0, 4: 3.0}
 #: not a book run), before the book-profile models were examined.
 RETRIEVAL_THRESHOLD = 0.8
 
-#: The chapter's parameters (the book profile's sizes; ``params/*.yaml`` holds the others): the
-#: intrinsic-dimension runs, the sequence-length runs (prefix ``sl_``; every other setting is the
-#: intrinsic-dimension runs') and the head-count runs (prefix ``hc_``).
-DEFAULTS: dict[str, Any] = {
-    # the shared training settings, without train_size: the intrinsic-dimension runs draw fresh samples every step
-    **{k: v for k, v in TRAINING_DEFAULTS.items() if k not in ("ffn_width", "train_size")},
-    "steps": 16000,
-    "seeds": [0, 1],
-    "D_values": [2, 3, 4, 5, 6],
-    "seq_len": 16,
-    "head_dim": 16,
-    "embed_dim_per_D": 16,
-    "ffn_width_per_D": 32,
-    "target_seed": 0,
-    "sl_D": 2,
-    "sl_seq_lens": [8, 16, 32],
-    "ls_D_values": [2, 3, 4],
-    "ls_steps": 64000,
-    "ls_seeds": [0],
-    "ls_check_D": [2],
-    "ls_check_seeds": [1],
-    "hc_D": 4,
-    "hc_heads": [1, 2, 3, 4, 5],
-    "hc_seq_lens": [16],
-    "hc_head_dim": 8,
-    "hc_ffn_width": 32,
-    "hc_steps": 3000,
-    "hc_train_size": 100_000,
-    "hc_seeds": [0],
-}
+@dataclass(frozen=True)
+class IntrinsicDimensionParameters(TrainingParameters):
+    """The chapter's parameters (the book profile's sizes; ``params/*.yaml`` holds the others), the names of its
+    notebook's ``parameters`` cell: the intrinsic-dimension runs, the sequence-length runs (prefix ``sl_``; every other
+    setting is the intrinsic-dimension runs'), the longer schedule (prefix ``ls_``) and the head-count runs (prefix
+    ``hc_``). No ``train_size``: the intrinsic-dimension runs draw fresh samples every step. Every value is checked on
+    construction (``ValueError`` naming the parameter)."""
+
+    steps: int = 16000
+    seeds: Sequence[int] = (0, 1)
+    D_values: Sequence[int] = (2, 3, 4, 5, 6)
+    seq_len: int = 16
+    head_dim: int = 16
+    embed_dim_per_D: int = 16
+    ffn_width_per_D: int = 32
+    target_seed: int = 0
+    sl_D: int = 2
+    sl_seq_lens: Sequence[int] = (8, 16, 32)
+    ls_D_values: Sequence[int] = (2, 3, 4)
+    ls_steps: int = 64000
+    ls_seeds: Sequence[int] = (0,)
+    ls_check_D: Sequence[int] = (2,)
+    ls_check_seeds: Sequence[int] = (1,)
+    hc_D: int = 4
+    hc_heads: Sequence[int] = (1, 2, 3, 4, 5)
+    hc_seq_lens: Sequence[int] = (16,)
+    hc_head_dim: int = 8
+    hc_ffn_width: int = 32
+    hc_steps: int = 3000
+    hc_train_size: int = 100_000
+    hc_seeds: Sequence[int] = (0,)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        positive_ints(self, "seq_len", "head_dim", "embed_dim_per_D", "ffn_width_per_D", "ls_steps", "hc_D",
+                      "hc_head_dim", "hc_ffn_width", "hc_steps", "hc_train_size")
+        if positive_int("sl_D", self.sl_D) < 2:
+            raise ValueError(f"sl_D must be at least 2 (the configuration (D-1, D) needs a head), got {self.sl_D}")
+        int_lists(self, "D_values", "ls_D_values", "ls_check_D", low=2)  # (D-1, D) needs a head
+        int_lists(self, "sl_seq_lens", "hc_heads", "hc_seq_lens")
+        seed_lists(self, "seeds", "ls_seeds", "ls_check_seeds", "hc_seeds")
+        seed_value(self.target_seed, "target_seed")
+        for D in self.ls_check_D:
+            if D not in self.ls_D_values:
+                raise ValueError(f"ls_check_D: {D} is not one of ls_D_values {list(self.ls_D_values)}")
+
+
+#: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).
+DEFAULTS: dict[str, Any] = defaults(IntrinsicDimensionParameters)
 
 #: The parts of the chapter that train InfoFlow's §4.1 configurations: their D values and steps (parameter names).
 PAIRWISE_PARTS: dict[str, tuple[str, str]] = {"intrinsic_dimension": ("D_values", "steps"),
@@ -116,95 +137,81 @@ def prediction(tree: Tree, heads: Sequence[int], embed_dim: int, seq_len: int) -
             "predicted_formula": p.formula, "bottleneck": p.bottleneck.reason if p.bottleneck else ""}
 
 
-def _checked(p: dict[str, Any]) -> dict[str, Any]:
-    for D in int_list("D_values", p["D_values"], low=2):
-        head_configs(D)
-    if positive_int("sl_D", p["sl_D"]) < 2:
-        raise ValueError(f"sl_D must be at least 2 (the configuration (D-1, D) needs a head), got {p['sl_D']}")
-    int_list("sl_seq_lens", p["sl_seq_lens"])
-    for D in int_list("ls_D_values", p["ls_D_values"], low=2):
-        head_configs(D)
-    for D in int_list("ls_check_D", p["ls_check_D"], low=2):
-        if D not in p["ls_D_values"]:
-            raise ValueError(f"ls_check_D: {D} is not one of ls_D_values {p['ls_D_values']}")
-    for name in ("seq_len", "head_dim", "embed_dim_per_D", "ffn_width_per_D", "hc_D", "hc_head_dim",
-                 "hc_ffn_width", "hc_steps", "hc_train_size", "ls_steps"):
-        positive_int(name, p[name])
-    int_list("hc_heads", p["hc_heads"])
-    int_list("hc_seq_lens", p["hc_seq_lens"])
-    for name in ("seeds", "hc_seeds", "ls_seeds", "ls_check_seeds"):
-        if isinstance(p[name], (str, bytes)) or not isinstance(p[name], Sequence) or not p[name]:
-            raise ValueError(f"{name} must be a non-empty list of seeds, got {p[name]!r}")
-        for i, seed in enumerate(p[name]):
-            seed_value(seed, f"{name}[{i}]")
-    return p
+def _params(values: IntrinsicDimensionParameters | Mapping[str, Any] | None) -> IntrinsicDimensionParameters:
+    """``values`` if they are the checked parameters, else the defaults overridden by the dict ``values`` (a
+    notebook's ``parameters``), checked."""
+    if isinstance(values, IntrinsicDimensionParameters):
+        return values
+    return IntrinsicDimensionParameters(**EXPERIMENT.parameters(None if values is None else dict(values)))
 
 
-def _pairwise_runs(p: dict[str, Any], part: str, D: int, T: int, steps: int | None = None,
+def _pairwise_runs(p: IntrinsicDimensionParameters, part: str, D: int, T: int, steps: int | None = None,
                    seeds: Sequence[int] | None = None) -> list[ExperimentRun]:
-    """The three head configurations of ``D`` at ``T``, every seed of ``seeds`` (default ``p["seeds"]``), ``steps``
-    steps (default ``p["steps"]``): width ``E = embed_dim_per_D · D``, FFN width ``ffn_width_per_D · D``, per-head
+    """The three head configurations of ``D`` at ``T``, every seed of ``seeds`` (default ``p.seeds``), ``steps``
+    steps (default ``p.steps``): width ``E = embed_dim_per_D · D``, FFN width ``ffn_width_per_D · D``, per-head
     dimension ``head_dim``, tagged ``part``, ``D``, ``h1``, ``h2``, ``T``, ``seed``."""
-    runs = []
-    E, width = p["embed_dim_per_D"] * D, p["ffn_width_per_D"] * D
+    runs, s = [], p.settings()
+    E, width = p.embed_dim_per_D * D, p.ffn_width_per_D * D
     for h1, h2 in head_configs(D):
-        model = infoflow_model(p, (h1, h2), E, p["head_dim"], width)
-        for seed in p["seeds"] if seeds is None else seeds:
+        model = infoflow_model(s, (h1, h2), E, p.head_dim, width)
+        for seed in p.seeds if seeds is None else seeds:
             tags = {"part": part, "D": D, "h1": h1, "h2": h2, "T": T, "seed": seed}
-            args = {"D": D, "d": 4, "seed": p["target_seed"]}
-            runs.append(ExperimentRun(tags, experiment_run(p, model, "pairwise_max", args, T, seed, steps)))
+            args = {"D": D, "d": 4, "seed": p.target_seed}
+            runs.append(ExperimentRun(tags, experiment_run(s, model, "pairwise_max", args, T, seed, steps)))
     return runs
 
 
-def intrinsic_dimension_runs(p: dict[str, Any]) -> list[ExperimentRun]:
-    """The §4.1 runs for the parameters ``p`` (all of :data:`DEFAULTS`): every D of ``D_values``, head
-    configuration and seed at T = ``seq_len``, tagged ``part`` = ``"intrinsic_dimension"``."""
-    T = _checked(p)["seq_len"]
-    return [run for D in p["D_values"] for run in _pairwise_runs(p, "intrinsic_dimension", D, T)]
+def intrinsic_dimension_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
+    """The §4.1 runs for the parameters ``p`` (or a dict of them): every D of ``D_values``, head configuration and
+    seed at T = ``seq_len``, tagged ``part`` = ``"intrinsic_dimension"``."""
+    p = _params(p)
+    return [run for D in p.D_values for run in _pairwise_runs(p, "intrinsic_dimension", D, p.seq_len)]
 
 
-def sequence_length_runs(p: dict[str, Any]) -> list[ExperimentRun]:
+def sequence_length_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
     """The same runs for D = ``sl_D`` at every T of ``sl_seq_lens``, tagged ``part`` = ``"sequence_length"`` (a run
     at the intrinsic-dimension runs' D and T is the same run, trained once)."""
-    D = _checked(p)["sl_D"]
-    return [run for T in p["sl_seq_lens"] for run in _pairwise_runs(p, "sequence_length", D, T)]
+    p = _params(p)
+    return [run for T in p.sl_seq_lens for run in _pairwise_runs(p, "sequence_length", p.sl_D, T)]
 
 
-def long_schedule_runs(p: dict[str, Any]) -> list[ExperimentRun]:
+def long_schedule_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
     """The same runs for every D of ``ls_D_values`` at T = ``seq_len`` with ``ls_steps`` steps and seeds ``ls_seeds``
     (and ``ls_check_seeds`` for the D of ``ls_check_D``), tagged ``part`` = ``"long_schedule"``."""
-    p = _checked(p)
+    p = _params(p)
     runs = []
-    for D in p["ls_D_values"]:
-        checked = [s for s in p["ls_check_seeds"] if s not in p["ls_seeds"]] if D in p["ls_check_D"] else []
-        seeds = list(p["ls_seeds"]) + checked
-        runs += _pairwise_runs(p, "long_schedule", D, p["seq_len"], p["ls_steps"], seeds)
+    for D in p.ls_D_values:
+        checked = [s for s in p.ls_check_seeds if s not in p.ls_seeds] if D in p.ls_check_D else []
+        seeds = list(p.ls_seeds) + checked
+        runs += _pairwise_runs(p, "long_schedule", D, p.seq_len, p.ls_steps, seeds)
     return runs
 
 
-def head_count_runs(p: dict[str, Any]) -> list[ExperimentRun]:
+def head_count_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
     """The single-layer head-count runs (P1 Table 2's setting): ``hc_heads`` × ``hc_seq_lens`` × ``hc_seeds``,
     width ``E = hc_head_dim · h``, ``hc_steps`` steps on ``hc_train_size`` samples, tagged ``part`` =
     ``"head_count"``, ``D``, ``h``, ``T``, ``seed``."""
-    runs = []
-    D, n = _checked(p)["hc_D"], p["hc_head_dim"]
-    hc = {**p, "steps": p["hc_steps"], "train_size": p["hc_train_size"]}
-    for T in p["hc_seq_lens"]:
-        for h in p["hc_heads"]:
-            model = infoflow_model(p, (h,), n * h, n, p["hc_ffn_width"])
-            for seed in p["hc_seeds"]:
+    p = _params(p)
+    runs, s = [], p.settings()
+    D, n = p.hc_D, p.hc_head_dim
+    hc = {**s, "steps": p.hc_steps, "train_size": p.hc_train_size}
+    for T in p.hc_seq_lens:
+        for h in p.hc_heads:
+            model = infoflow_model(s, (h,), n * h, n, p.hc_ffn_width)
+            for seed in p.hc_seeds:
                 tags = {"part": "head_count", "D": D, "h": h, "T": T, "seed": seed}
-                args = {"D": D, "d": 4, "seed": p["target_seed"]}
+                args = {"D": D, "d": 4, "seed": p.target_seed}
                 runs.append(ExperimentRun(tags, experiment_run(hc, model, "max_retrieval", args, T, seed)))
     return runs
 
 
-def _build(p: dict[str, Any]) -> list[ExperimentRun]:
+def _build(p: IntrinsicDimensionParameters) -> list[ExperimentRun]:
     # the cheap runs first
     return head_count_runs(p) + intrinsic_dimension_runs(p) + sequence_length_runs(p) + long_schedule_runs(p)
 
 
-EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, _build)
+EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS,
+                        lambda values: _build(IntrinsicDimensionParameters(**values)))
 
 
 def _part_name(part: str) -> str:
@@ -219,15 +226,15 @@ def prediction_table(parameters: dict[str, Any] | None = None,
     numbers (``paper_nmse``, §4.1 at T = 64; ``None`` where the paper has no cell) and the calculator's
     :func:`prediction` at the trained width and T (``D``, ``h1``, ``h2``, ``config``, ``E``, ``T``, ``paper_nmse``,
     ``predicted_*``, ``bottleneck``)."""
-    p = _checked(EXPERIMENT.parameters(parameters))
+    p = _params(parameters)
     rows = []
-    for D in p[PAIRWISE_PARTS[_part_name(part)][0]]:
-        E = p["embed_dim_per_D"] * D
+    for D in getattr(p, PAIRWISE_PARTS[_part_name(part)][0]):
+        E = p.embed_dim_per_D * D
         for h1, h2 in head_configs(D):
             name = CONFIG_NAMES[(h1 - D, h2 - D)]
-            rows.append({"D": D, "h1": h1, "h2": h2, "config": name, "E": E, "T": p["seq_len"],
+            rows.append({"D": D, "h1": h1, "h2": h2, "config": name, "E": E, "T": p.seq_len,
                          "paper_nmse": INTRINSIC_DIMENSION_NMSE.get(D, {}).get(name),
-                         **prediction(targets.pairwise_max(D), (h1, h2), E, p["seq_len"])})
+                         **prediction(targets.pairwise_max(D), (h1, h2), E, p.seq_len)})
     return rows
 
 
@@ -280,12 +287,12 @@ def sequence_length_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]
     alone, before any run): ``T``, ``D``, ``E``, ``nmse`` and ``seed_nmse`` per configuration name, ``nmse_full``,
     ``nmse_missing`` and ``ratio`` as in :func:`separation_ratios`, and the calculator's exponent k of each
     configuration at that T (``exponents``: 1 for (D, D), aggregation's ``max(2, Td/E − 1)`` for a missing head)."""
-    p = _checked(EXPERIMENT.parameters(parameters))
-    D = p["sl_D"]
-    E = p["embed_dim_per_D"] * D
+    p = _params(parameters)
+    D = p.sl_D
+    E = p.embed_dim_per_D * D
     measured = {(r["T"], r["h1"], r["h2"]): r for r in best_over_seeds(_part(results, "sequence_length"))}
     rows = []
-    for T in sorted(set(p["sl_seq_lens"])):
+    for T in sorted(set(p.sl_seq_lens)):
         cells = []
         for h1, h2 in head_configs(D):
             got = measured.get((T, h1, h2), {"nmse": None, "seed_nmse": {}})
@@ -315,7 +322,7 @@ def ratios_during_training(results: Sequence[tuple[dict[str, Any], dict[str, Any
     """The :func:`separation_ratios` ratio of each D of ``part`` as it stood at ``fractions`` of the schedule: every
     run's best validation NMSE up to step ``fraction · steps`` (1.0: the reported ratio; ``steps`` the part's).
     Rows ``D``, ``fraction``, ``step``, ``ratio`` (``None`` where a configuration has no validation NMSE by then)."""
-    steps = EXPERIMENT.parameters(parameters)[PAIRWISE_PARTS[_part_name(part)][1]]
+    steps = getattr(_params(parameters), PAIRWISE_PARTS[_part_name(part)][1])
     out = []
     for fraction in fractions:
         if not 0 < fraction <= 1:
@@ -406,12 +413,12 @@ def head_count_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
     """One row per (T, h) of the head-count runs in ``results``: ``T``, ``h``, ``D``, ``nmse`` (minimum over
     seeds), ``seed_nmse``, ``paper_nmse`` and ``paper_std`` (P1 Table 2, mean and standard deviation over seeds;
     ``None`` at a T or D the table lacks) and the calculator's :func:`prediction`."""
-    p = _checked(EXPERIMENT.parameters(parameters))
+    p = _params(parameters)
     rows = []
     for row in best_over_seeds(_part(results, "head_count")):
         D, h, T = row["D"], row["h"], row["T"]
         mean, std = P1_SINGLE_LAYER_NMSE.get(h, {}).get(T, (None, None)) if D == 4 else (None, None)
         rows.append({"T": T, "h": h, "D": D, "nmse": row["nmse"], "seed_nmse": row["seed_nmse"],
                      "paper_nmse": mean, "paper_std": std,
-                     **prediction(targets.max_retrieval(D), (h,), p["hc_head_dim"] * h, T)})
+                     **prediction(targets.max_retrieval(D), (h,), p.hc_head_dim * h, T)})
     return sorted(rows, key=lambda r: (r["T"], r["h"]))

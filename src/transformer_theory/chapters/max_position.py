@@ -20,13 +20,14 @@ Steps, widths, seeds and fresh samples every step (``train_size=None``) are ours
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from transformer_theory.checks import positive_real
+from transformer_theory.checks import positive_real, seed_value
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
@@ -34,31 +35,47 @@ from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
-                                                    best_over_seeds, experiment_run, int_list, non_empty_list,
-                                                    seed_list)
+                                                    best_over_seeds, experiment_run)
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
+                                                    seed_lists)
 from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
-#: The chapter's parameters (the notebook's parameters cell holds the same names and values).
-DEFAULTS: dict[str, Any] = {
-    "seq_lens": [8, 16, 32, 64],
-    "ks": [1, 2, 3],
-    "embed_dim": 8,
-    "head_dim": 8,
-    "two_layer_k": 2,
-    "steps": 5000,
-    "seeds": [0, 1],
-    "target_seed": 0,
-    "probe_D": 2,
-    "probe_seq_len": 16,
-    "probe_heads": [[2, 2], [1, 2], [2, 1], [1, 1]],
-    "probe_embed_dim": 32,
-    "probe_head_dim": 16,
-    "probe_steps": 8000,
-    "probe_seeds": [0],
-    # the shared training settings, without train_size: these chapters draw fresh samples at every step
-    **{k: v for k, v in TRAINING_DEFAULTS.items() if k not in ("train_size", "steps", "seeds")},
-}
+@dataclass(frozen=True)
+class MaxPositionParameters(TrainingParameters):
+    """The chapter's parameters, the names of its notebook's ``parameters`` cell (the profiles override them); every
+    value is checked on construction (``ValueError`` naming the parameter). No ``train_size``: this chapter draws
+    fresh samples at every step."""
+
+    seq_lens: Sequence[int] = (8, 16, 32, 64)
+    ks: Sequence[int] = (1, 2, 3)
+    embed_dim: int = 8
+    head_dim: int = 8
+    two_layer_k: int = 2
+    steps: int = 5000
+    seeds: Sequence[int] = (0, 1)
+    target_seed: int = 0
+    probe_D: int = 2
+    probe_seq_len: int = 16
+    probe_heads: Sequence[Sequence[int]] = ((2, 2), (1, 2), (2, 1), (1, 1))
+    probe_embed_dim: int = 32
+    probe_head_dim: int = 16
+    probe_steps: int = 8000
+    probe_seeds: Sequence[int] = (0,)
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        positive_ints(self, "embed_dim", "head_dim", "two_layer_k", "probe_D", "probe_seq_len", "probe_embed_dim",
+                      "probe_head_dim", "probe_steps")
+        int_lists(self, "seq_lens", "ks")
+        int_rows(self, "probe_heads", "head counts per layer")
+        seed_lists(self, "seeds", "probe_seeds")
+        seed_value(self.target_seed, "target_seed")
+
+
+#: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).
+DEFAULTS: dict[str, Any] = defaults(MaxPositionParameters)
 
 #: The observation criteria, fixed before any training of this chapter (committed with the predictions).
 CRITERION: dict[str, Any] = {
@@ -93,34 +110,30 @@ def _model(heads: Any, E: int, n: int, p: dict[str, Any]) -> TransformerConfig:
                              encoder_width=p["encoder_width"], cls_token=True, readout_dim=1, cls_only_last=True)
 
 
-def runs(p: dict[str, Any]) -> list[ExperimentRun]:
+def runs(p: MaxPositionParameters) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``one_layer``, ``two_layer``, ``probe``), ``layers``, ``heads``,
     ``k`` (or ``D``), ``T`` and ``seed``."""
     out = []
-    E, n = p["embed_dim"], p["head_dim"]
-    seq_lens, seeds = int_list("seq_lens", p["seq_lens"]), seed_list("seeds", p["seeds"])
-    probe_heads = [int_list(f"probe_heads[{i}]", heads)
-                   for i, heads in enumerate(non_empty_list("probe_heads", p["probe_heads"], "head counts per layer"))]
-    probe_seeds = seed_list("probe_seeds", p["probe_seeds"])
-    kth = [("one_layer", [1], k) for k in int_list("ks", p["ks"])] + [("two_layer", [1, 1], p["two_layer_k"])]
-    for T in seq_lens:
+    s = p.settings()
+    kth = [("one_layer", [1], k) for k in p.ks] + [("two_layer", [1, 1], p.two_layer_k)]
+    for T in p.seq_lens:
         for part, heads, k in kth:
-            for seed in seeds:
-                run = experiment_run(p, _model(heads, E, n, p), "kth_largest",
-                                     {"k": k, "d": 4, "seed": p["target_seed"]}, T, seed)
+            for seed in p.seeds:
+                run = experiment_run(s, _model(heads, p.embed_dim, p.head_dim, s), "kth_largest",
+                                     {"k": k, "d": 4, "seed": p.target_seed}, T, seed)
                 out.append(ExperimentRun({"part": part, "layers": len(heads), "heads": heads, "k": k, "T": T,
                                           "seed": seed}, run))
-    for heads in probe_heads:
-        model = _model(heads, p["probe_embed_dim"], p["probe_head_dim"], p)
-        for seed in probe_seeds:
-            args = {"D": p["probe_D"], "d": 4, "seed": p["target_seed"]}
-            run = experiment_run(p, model, "pairwise_max", args, p["probe_seq_len"], seed, steps=p["probe_steps"])
-            out.append(ExperimentRun({"part": "probe", "layers": 2, "heads": list(heads), "D": p["probe_D"],
-                                      "T": p["probe_seq_len"], "seed": seed}, run, weights=True))
+    for heads in p.probe_heads:
+        model = _model(heads, p.probe_embed_dim, p.probe_head_dim, s)
+        for seed in p.probe_seeds:
+            args = {"D": p.probe_D, "d": 4, "seed": p.target_seed}
+            run = experiment_run(s, model, "pairwise_max", args, p.probe_seq_len, seed, steps=p.probe_steps)
+            out.append(ExperimentRun({"part": "probe", "layers": 2, "heads": list(heads), "D": p.probe_D,
+                                      "T": p.probe_seq_len, "seed": seed}, run, weights=True))
     return out
 
 
-EXPERIMENT = Experiment("08_max_position_retrieval", DEFAULTS, runs)
+EXPERIMENT = Experiment("08_max_position_retrieval", DEFAULTS, lambda values: runs(MaxPositionParameters(**values)))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -12,8 +12,10 @@ learns, than at the longer ones, where it sits near NMSE 1 after a few hundred s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from transformer_theory.checks import boolean
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
@@ -22,11 +24,12 @@ from transformer_theory.infoflow.stats import comparison_capacity, comparison_st
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
-from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, best_over_seeds, int_list,
-                                                    non_empty_list, seed_list)
+from transformer_theory.chapters.experiment import TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
+                                                    seed_lists)
 
-__all__ = ["DEFAULTS", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE", "comparison_growth", "judge", "model",
-           "nmse_table", "paper_key", "predictions", "runs"]
+__all__ = ["DEFAULTS", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE", "TriangleCenterParameters",
+           "comparison_growth", "judge", "model", "nmse_table", "paper_key", "predictions", "runs"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): at the shortest T every configuration
 #: learns (best validation NMSE at most this; the paper reports 0.07 to 0.09 at T = 8) ...
@@ -34,27 +37,6 @@ LEARNED_MAX_NMSE = 0.3
 #: ... and at the largest T every configuration is near the trivial predictor (NMSE at least this; the paper
 #: reports 0.985 at T = 64).
 NEAR_ONE_MIN_NMSE = 0.7
-
-#: The chapter's parameters (the notebook's parameters cell holds the same names and values).
-DEFAULTS: dict[str, Any] = {
-    "seq_lens": [8, 16, 32, 64],
-    "configs": [[2, 2, 24], [4, 4, 24], [4, 4, 48]],  # (h1, h2, E), InfoFlow §4.2
-    "steps": 6000,           # at the shortest sequence length
-    "long_steps": 500,       # at every longer one
-    "squared": False,
-    "seeds": [0],
-    "batch_size": 256,
-    "lr": 3e-3,
-    "warmup": 200,
-    "weight_decay": 1e-2,
-    "train_size": 50_000,    # at the shortest sequence length
-    "long_train_size": 20_000,  # at every longer one (the target costs T^3 comparisons a sample)
-    "val_size": 4096,
-    "eval_every": 100,
-    "ffn_width": 64,
-    "encoder_width": 32,
-}
-
 
 def model(h1: int, h2: int, E: int, p: dict[str, Any]) -> TransformerConfig:
     """The InfoFlow model on d = 2 tokens: heads (h1, h2), width E, per-head dimension E / h1, no PE."""
@@ -64,28 +46,54 @@ def model(h1: int, h2: int, E: int, p: dict[str, Any]) -> TransformerConfig:
                              encoder_width=p["encoder_width"], cls_token=True, readout_dim=1, cls_only_last=True)
 
 
-def runs(p: dict[str, Any]) -> list[ExperimentRun]:
+@dataclass(frozen=True)
+class TriangleCenterParameters(TrainingParameters):
+    """The chapter's parameters, the names of its notebook's ``parameters`` cell (the profiles override them); every
+    value is checked on construction (``ValueError`` naming the parameter)."""
+
+    seq_lens: Sequence[int] = (8, 16, 32, 64)
+    configs: Sequence[Sequence[int]] = ((2, 2, 24), (4, 4, 24), (4, 4, 48))  # (h1, h2, E), InfoFlow §4.2
+    steps: int = 6000           # at the shortest sequence length
+    long_steps: int = 500       # at every longer one
+    squared: bool = False
+    seeds: Sequence[int] = (0,)
+    train_size: int = 50_000    # at the shortest sequence length
+    long_train_size: int = 20_000  # at every longer one (the target costs T^3 comparisons a sample)
+    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        positive_ints(self, "long_steps", "long_train_size")
+        boolean("squared", self.squared)
+        int_lists(self, "seq_lens")
+        seed_lists(self, "seeds")
+        int_rows(self, "configs", "[h1, h2, E] triples", length=3)
+        for h1, h2, E in self.configs:
+            model(h1, h2, E, self.settings())  # E a multiple of h1 (per-head dimension E / h1)
+
+
+#: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).
+DEFAULTS: dict[str, Any] = defaults(TriangleCenterParameters)
+
+
+def runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
     """Every (configuration, T, seed) run, tagged ``h1, h2, E, T, seed``."""
     out = []
-    seq_lens, seeds = int_list("seq_lens", p["seq_lens"]), seed_list("seeds", p["seeds"])
-    configs = [int_list(f"configs[{i}]", c) for i, c in enumerate(non_empty_list("configs", p["configs"], "[h1, h2, E]"))]
-    if any(len(c) != 3 for c in configs):
-        raise ValueError(f"configs must hold [h1, h2, E] triples, got {p['configs']!r}")
-    shortest = min(seq_lens)
-    for T in seq_lens:
-        for h1, h2, E in configs:
-            for seed in seeds:
-                run = RunConfig(model=model(h1, h2, E, p), target="triangle_center",
-                                target_args={"squared": p["squared"]}, seq_len=T,
-                                steps=p["steps"] if T == shortest else p["long_steps"], batch_size=p["batch_size"],
-                                lr=p["lr"], warmup=p["warmup"], weight_decay=p["weight_decay"],
-                                train_size=p["train_size"] if T == shortest else p["long_train_size"], val_size=p["val_size"], eval_every=p["eval_every"],
-                                seed=seed)
+    s, shortest = p.settings(), min(p.seq_lens)
+    for T in p.seq_lens:
+        for h1, h2, E in p.configs:
+            for seed in p.seeds:
+                run = RunConfig(model=model(h1, h2, E, s), target="triangle_center",
+                                target_args={"squared": p.squared}, seq_len=T,
+                                steps=p.steps if T == shortest else p.long_steps, batch_size=p.batch_size,
+                                lr=p.lr, warmup=p.warmup, weight_decay=p.weight_decay,
+                                train_size=p.train_size if T == shortest else p.long_train_size,
+                                val_size=p.val_size, eval_every=p.eval_every, seed=seed)
                 out.append(ExperimentRun({"h1": h1, "h2": h2, "E": E, "T": T, "seed": seed}, run))
     return out
 
 
-EXPERIMENT = Experiment("11_triangle_center", DEFAULTS, runs)
+EXPERIMENT = Experiment("11_triangle_center", DEFAULTS, lambda values: runs(TriangleCenterParameters(**values)))
 
 
 def paper_key(h1: int, h2: int, E: int) -> str:

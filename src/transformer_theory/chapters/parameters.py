@@ -1,0 +1,95 @@
+"""What the parameter dataclasses of chapters 07 to 12 share: the training settings (:class:`TrainingParameters`),
+the checks their ``__post_init__`` makes (each raises ``ValueError`` naming the parameter) and the ``DEFAULTS`` dict
+derived from a dataclass.
+
+A chapter's parameters are a frozen dataclass whose fields are the names of its notebook's ``parameters`` cell; a
+list parameter is stored as a tuple once checked (lists of lists as tuples of tuples), and :func:`defaults` gives
+them back as lists, the form the notebook's cell and the profiles hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields, make_dataclass
+from typing import Any
+
+from transformer_theory.checks import non_negative_int, non_negative_real, positive_int, positive_real
+from transformer_theory.chapters.experiment import TRAINING_DEFAULTS, int_list, non_empty_list, seed_list
+
+__all__ = ["SHARED_SETTINGS", "TrainingParameters", "defaults", "int_lists", "int_rows", "positive_ints", "seed_lists",
+           "store"]
+
+
+def store(p: Any, name: str, value: Any) -> None:
+    """Store the checked ``value`` of ``name`` (a tuple for a list) in the frozen dataclass ``p``: only its
+    ``__post_init__`` does so."""
+    object.__setattr__(p, name, value)
+
+
+def positive_ints(p: Any, *names: str) -> None:
+    """Each of ``names`` is a positive integer."""
+    for name in names:
+        positive_int(name, getattr(p, name))
+
+
+def int_lists(p: Any, *names: str, low: int = 1) -> None:
+    """Each of ``names`` is a non-empty list of integers ``>= low``, stored as a tuple."""
+    for name in names:
+        store(p, name, tuple(int_list(name, getattr(p, name), low)))
+
+
+def seed_lists(p: Any, *names: str) -> None:
+    """Each of ``names`` is a non-empty list of seeds (integers ``>= 0``), stored as a tuple."""
+    for name in names:
+        store(p, name, tuple(seed_list(name, getattr(p, name))))
+
+
+def int_rows(p: Any, name: str, what: str, length: int | None = None) -> None:
+    """``name`` is a non-empty list of non-empty lists of positive integers (``what``: what a row is, for the
+    message), each of ``length`` integers if given; stored as a tuple of tuples."""
+    rows = non_empty_list(name, getattr(p, name), what)
+    checked = tuple(tuple(int_list(f"{name}[{i}]", row)) for i, row in enumerate(rows))
+    if length is not None and any(len(row) != length for row in checked):
+        raise ValueError(f"{name} must hold {what}, got {getattr(p, name)!r}")
+    store(p, name, checked)
+
+
+#: The training settings every chapter of 07 to 12 has, with the defaults of
+#: :data:`~transformer_theory.chapters.experiment.TRAINING_DEFAULTS`; a chapter adds ``steps`` and, if it has them,
+#: ``train_size`` (``None``: fresh samples at every step), ``seeds`` and ``ffn_width`` (chapter 10 sizes its FFNs
+#: per D instead).
+SHARED_SETTINGS = ("batch_size", "lr", "warmup", "weight_decay", "val_size", "eval_every", "encoder_width")
+
+
+class _TrainingChecks:
+    """The checks of the training settings (sizes positive, ``lr`` positive, ``warmup`` and ``weight_decay``
+    non-negative) and the parameters as the dict the run builders of :mod:`.experiment` read."""
+
+    def __post_init__(self) -> None:
+        positive_ints(self, "batch_size", "val_size", "eval_every", "encoder_width", "steps",
+                      *(n for n in ("train_size", "ffn_width") if getattr(self, n, None) is not None))
+        positive_real("lr", getattr(self, "lr"))
+        non_negative_int("warmup", getattr(self, "warmup"))
+        non_negative_real("weight_decay", getattr(self, "weight_decay"))
+
+    def settings(self) -> dict[str, Any]:
+        """The parameters as a dict, the form :func:`~transformer_theory.chapters.experiment.experiment_run` and
+        :func:`~transformer_theory.chapters.experiment.infoflow_model` read."""
+        return asdict(self)  # self: a TrainingParameters (the dataclass below) or a subclass
+
+
+#: The frozen dataclass of :data:`SHARED_SETTINGS` (their names and defaults taken from ``TRAINING_DEFAULTS``, so
+#: they are written once) that every chapter's parameters extend; checked on construction.
+TrainingParameters = make_dataclass("TrainingParameters",
+                                    [(n, type(TRAINING_DEFAULTS[n]), TRAINING_DEFAULTS[n]) for n in SHARED_SETTINGS],
+                                    bases=(_TrainingChecks,), frozen=True, namespace={"__module__": __name__})
+
+
+def _lists(value: Any) -> Any:
+    return [_lists(v) for v in value] if isinstance(value, tuple) else value
+
+
+def defaults(cls: type) -> dict[str, Any]:
+    """The defaults of the parameter dataclass ``cls`` as its notebook's parameters cell holds them (lists, not
+    tuples), in the order of its fields."""
+    p = cls()
+    return {f.name: _lists(getattr(p, f.name)) for f in fields(cls)}
