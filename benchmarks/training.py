@@ -42,6 +42,7 @@ from transformer_theory.chapters import experiment
 from transformer_theory.training import Ensemble, RunStore, Task, TrainOptions, init_model, train_runs, train_task
 from transformer_theory.training.data import RunData
 from transformer_theory.training.schedule import learning_rate
+from transformer_theory.training.trainer import Report
 
 
 def sweep(D: int, head_dim: int, steps: int, eval_every: int) -> list:
@@ -52,15 +53,18 @@ def sweep(D: int, head_dim: int, steps: int, eval_every: int) -> list:
     return [r.config for r in runs if r.tags["part"] == "intrinsic_dimension"]
 
 
-def plain_loop(run) -> tuple[list[float], float, float]:
-    """One model trained the textbook way: (interval mean losses, final NMSE, seconds after the first step)."""
+def plain_loop(run, report: Report | None = None) -> tuple[list[float], float, float]:
+    """One model trained the textbook way: (interval mean losses, final NMSE, seconds after the first step).
+    ``report`` is called after every validation as the engine's (``step``, ``steps``, ``nmse`` and ``elapsed_s``,
+    the seconds since the first step began, set-up excluded); an exception it raises ends the training."""
     model = init_model(replace(run.model, cls_only_last=False), run.seed)
     data = RunData(run)
     params = list(model.parameters())
     optimizer = torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": run.weight_decay},
                                    {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
                                   lr=run.lr, betas=run.betas)
-    losses, interval, start = [], [], 0.0
+    losses, interval = [], []
+    begin = start = time.perf_counter()
     for step in range(run.steps):
         if step == 1:
             start = time.perf_counter()
@@ -78,6 +82,9 @@ def plain_loop(run) -> tuple[list[float], float, float]:
             with torch.no_grad():
                 prediction = model(torch.from_numpy(data.validation.X).float()).double().numpy()
             nmse = data.validation.nmse(data.unstandardise(prediction))
+            if report is not None:
+                report({"step": step + 1, "steps": run.steps, "nmse": [nmse if np.isfinite(nmse) else None],
+                        "elapsed_s": time.perf_counter() - begin})
     return losses, nmse, time.perf_counter() - start
 
 

@@ -31,6 +31,8 @@ from transformer_theory.training.tasks import Task, TrainOptions
 #: Validation inputs are evaluated in chunks of this many samples.
 EVAL_CHUNK = 1024
 
+#: Called after every validation with ``task`` (the task's key), ``step``, ``steps``, ``nmse`` (one value per
+#: model) and ``elapsed_s`` (seconds of this task's steps so far, this validation included; set-up excluded).
 Report = Callable[[dict[str, Any]], None]
 
 
@@ -129,7 +131,8 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
             loss_sum, loss_count = torch.zeros(K, dtype=torch.float64, device=device), 0
             bar.set_postfix_str(f"nmse {_fmt(nmse)}", refresh=False)
             if report is not None:
-                report({"task": task_key, "step": step, "steps": first.steps, "nmse": nmse})
+                report({"task": task_key, "step": step, "steps": first.steps, "nmse": nmse,
+                        "elapsed_s": elapsed + time.perf_counter() - start})
         seconds = time.perf_counter() - start
         elapsed += seconds
         first_step_s = seconds if first_step_s is None else first_step_s
