@@ -10,7 +10,7 @@ from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_
 
 
 def test_each_arm_changes_only_its_settings() -> None:
-    runs = ab.ablation_runs(ab.AblationParameters(arms=["baseline", "wide FFN", "lower lr"], steps=50))
+    runs = ab.ablation_runs(ab.AblationParameters(arms=["baseline", "wide FFN", "lower lr"], steps=50, double_arms=[]))
     assert len(runs) == 3 * 3 * 2 and len({r.config.key for r in runs}) == len(runs)
     by_arm = {arm: [r.config for r in runs if r.tags["arm"] == arm] for arm in ("baseline", "wide FFN", "lower lr")}
     for base, wide, low in zip(*by_arm.values()):
@@ -22,7 +22,7 @@ def test_each_arm_changes_only_its_settings() -> None:
 
 def test_the_baseline_is_chapter_10s_recipe() -> None:
     """The baseline arm at chapter 10's budget is the sequence-length part's T = 8 runs: trained once."""
-    baseline = {r.config.key for r in ab.ablation_runs(ab.AblationParameters(arms=["baseline"]))}
+    baseline = {r.config.key for r in ab.ablation_runs(ab.AblationParameters(arms=["baseline"], double_arms=[]))}
     chapter_10 = {r.config.key for r in sequence_length_runs(dict(CHAPTER_10)) if r.tags["T"] == 8}
     assert baseline == chapter_10
 
@@ -33,14 +33,16 @@ def test_the_baseline_is_chapter_10s_recipe() -> None:
     ({"seeds": []}, "seeds must be a non-empty list of seeds"),
     ({"D": 1}, "D must be at least 2"),
     ({"steps": 0}, "steps"),
+    ({"arms": ["wide FFN"]}, "double_arms: 'baseline' is not one of the arms"),
+    ({"double_arms": "baseline"}, "double_arms must be a list"),
 ])
 def test_bad_parameters_are_refused(values, message) -> None:
     with pytest.raises(ValueError, match=message):
         experiment("14_mechanism_ablation").runs(values)
 
 
-def _result(arm: str, h1: int, h2: int, seed: int, nmse: float) -> tuple[dict, dict]:
-    return {"part": "ablation", "arm": arm, "D": 2, "h1": h1, "h2": h2, "T": 8, "seed": seed}, {"best_nmse": nmse}
+def _result(arm: str, h1: int, h2: int, seed: int, nmse: float, part: str = "ablation") -> tuple[dict, dict]:
+    return {"part": part, "arm": arm, "D": 2, "h1": h1, "h2": h2, "T": 8, "seed": seed}, {"best_nmse": nmse}
 
 
 def test_the_table_judges_each_arm_against_the_baseline() -> None:
@@ -57,12 +59,37 @@ def test_the_table_judges_each_arm_against_the_baseline() -> None:
     assert rows["lower lr"]["gain"] == pytest.approx(2) and rows["lower lr"]["helps"] is False
     assert rows["wide FFN"]["setting"] == "ffn_width_per_D = 128" and rows["baseline"]["setting"] == "chapter 10"
     assert all(r["retrieved_terms"] is None for r in rows.values())
-    alone = ab.ablation_table([r for r in results if r[0]["arm"] == "wide FFN"], ab.AblationParameters(arms=["wide FFN"]))
+    alone = ab.ablation_table([r for r in results if r[0]["arm"] == "wide FFN"],
+                             ab.AblationParameters(arms=["wide FFN"], double_arms=[]))
     assert alone[0]["gain"] is None and alone[0]["helps"] is None
 
 
+def test_the_budget_check_doubles_the_chosen_arms_at_the_first_seed() -> None:
+    p = ab.AblationParameters(arms=["baseline", "wide FFN", "lower lr"], steps=50, seeds=[3, 4])
+    double = [r for r in ab.ablation_runs(p) if r.tags["part"] == "double_budget"]
+    assert sorted({r.tags["arm"] for r in double}) == ["baseline", "wide FFN"] and len(double) == 2 * 3
+    assert {(r.config.steps, r.config.seed) for r in double} == {(100, 3)}
+    once = {r.config.key for r in ab.ablation_runs(p) if r.tags["part"] == "ablation"}
+    assert once.isdisjoint(r.config.key for r in double)
+    assert ab.doubled(p).steps == 100 and ab.doubled(p).seeds == (3,) and ab.doubled(p).arms == ("baseline", "wide FFN")
+
+
+def test_the_budget_check_table_compares_a_cell_with_itself_at_twice_the_budget() -> None:
+    p = ab.AblationParameters(arms=["baseline", "wide FFN"])
+    results = [_result("wide FFN", 2, 2, 0, 3e-3), _result("wide FFN", 2, 2, 1, 1e-3),
+               _result("wide FFN", 2, 2, 0, 1e-3, "double_budget"), _result("wide FFN", 1, 2, 0, 1e-2),
+               _result("wide FFN", 1, 2, 0, 8e-3, "double_budget"), _result("baseline", 2, 1, 0, 4e-3, "double_budget")]
+    rows = {(r["arm"], r["config"]): r for r in ab.budget_check_table(results, p)}
+    assert rows["wide FFN", "(D,D)"]["change"] == pytest.approx(3) and rows["wide FFN", "(D,D)"]["sufficient"] is False
+    assert rows["wide FFN", "(D-1,D)"]["change"] == pytest.approx(1.25) and rows["wide FFN", "(D-1,D)"]["sufficient"]
+    assert rows["baseline", "(D,D-1)"]["nmse"] is None and rows["baseline", "(D,D-1)"]["sufficient"] is None
+    # the doubled runs are their own ablation: the table of their part does not mix the two budgets
+    doubled = ab.ablation_table(results, ab.doubled(p), part="double_budget")
+    assert [r["nmse_full"] for r in doubled] == [None, pytest.approx(1e-3)]
+
+
 def test_the_curves_are_the_full_head_models_of_the_chosen_arms() -> None:
-    p = ab.AblationParameters(arms=["wide FFN"])
+    p = ab.AblationParameters(arms=["wide FFN"], double_arms=[])
     history = {"history": {"step": [100, 200], "val_nmse": [0.5, 0.1]}}
     results = [({**tags, "arm": arm}, {**record, **history}) for arm in ("baseline", "wide FFN")
                for tags, record in (_result(arm, 2, 2, 0, 0.1), _result(arm, 1, 2, 0, 0.2))]

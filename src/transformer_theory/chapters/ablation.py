@@ -6,15 +6,21 @@ Every arm trains the three head configurations (D, D), (D−1, D), (D, D−1) of
 ``Σ_{i≤D} max_{s,t} x(s)ᵀ A_i x(t)`` at one D and T, with the same budget (``steps``) and seeds, and changes one
 setting of chapter 10's recipe (:data:`ARMS`). The arms and the criterion (:data:`CRITERION`) and the prediction
 (:data:`PREDICTION`) were committed before any of their runs was trained.
+
+The **budget check** trains the arms ``double_arms`` again with twice the budget (first seed only): a cell's budget
+is sufficient where doubling it changes its best NMSE by less than
+:data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; its prediction
+(:data:`DOUBLING_PREDICTION`) was committed before its runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from transformer_theory.checks import positive_int
+from transformer_theory.chapters.calibration import budget_change
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, best_over_seeds, experiment_run,
                                                     infoflow_model, seed_list, validation_curve)
 from transformer_theory.chapters.intrinsic_dimension import CONFIG_NAMES
@@ -23,8 +29,9 @@ from transformer_theory.chapters.intrinsic_dimension import (head_configs, model
                                                             separation_ratios)
 from transformer_theory.training.store import RunStore, trained_model
 
-__all__ = ["ARMS", "CRITERION", "DEFAULTS", "EXPERIMENT", "PREDICTION", "AblationParameters", "ablation_curves",
-           "ablation_runs", "ablation_table", "arm_settings", "prediction_check", "retrieved_terms"]
+__all__ = ["ARMS", "CRITERION", "DEFAULTS", "DOUBLING_PREDICTION", "EXPERIMENT", "PREDICTION", "AblationParameters",
+           "ablation_curves", "ablation_runs", "ablation_table", "arm_settings", "budget_check_table", "doubled",
+           "prediction_check", "retrieved_terms"]
 
 #: The recipe the arms change: chapter 10's settings (width ``embed_dim_per_D`` · D, per-head dimension
 #: ``head_dim``, FFN ``ffn_width_per_D`` · D, AdamW with ``lr``, ``weight_decay``, ``warmup``, ``batch_size``).
@@ -54,6 +61,13 @@ CRITERION: dict[str, float] = {"min_gain": 2.0}
 PREDICTION = ("the wide FFN helps (the layer-1 FFN must form the products x(s)^T A_i x(t)); no other arm helps "
               "by the criterion, and the large batch and the lower learning rate lower the ratio at this budget.")
 
+#: The budget check's prediction, committed before its runs. What had been seen at 16 000 steps: the (D, D) models
+#: of every arm fell 1.4-3x over the second half of their schedules; chapter 10's recipe at 40 000 steps (seed 0,
+#: exploratory) reached (D, D) 1.4e-3, ratio 5.8, and the wide FFN 1.5e-4, ratio 32.
+DOUBLING_PREDICTION = ("both doubled arms were still learning: doubling the budget lowers their (D, D) NMSE by more "
+                       "than the tolerance 1.5x; at twice the budget the wide FFN helps by the criterion against the "
+                       "baseline at twice the budget.")
+
 
 @dataclass(frozen=True)
 class AblationParameters:
@@ -65,6 +79,7 @@ class AblationParameters:
     seq_len: int = 8
     steps: int = 16000
     seeds: Sequence[int] = (0, 1)
+    double_arms: Sequence[str] = ("baseline", "wide FFN")
 
     def __post_init__(self) -> None:
         if isinstance(self.arms, (str, bytes)) or not isinstance(self.arms, Sequence) or not self.arms:
@@ -73,6 +88,14 @@ class AblationParameters:
         if unknown:
             raise ValueError(f"arms: unknown arm {unknown[0]!r}; valid: {', '.join(ARMS)}")
         object.__setattr__(self, "arms", tuple(self.arms))
+        if isinstance(self.double_arms, (str, bytes)) or not isinstance(self.double_arms, Sequence):
+            raise ValueError(f"double_arms must be a list of arm names (empty: no budget check), "
+                             f"got {self.double_arms!r}")
+        outside = [a for a in self.double_arms if a not in self.arms]
+        if outside:
+            raise ValueError(f"double_arms: {outside[0]!r} is not one of the arms {list(self.arms)}; the budget check "
+                             f"compares an arm with itself at twice the budget (double_arms = [] skips it)")
+        object.__setattr__(self, "double_arms", tuple(self.double_arms))
         head_configs(positive_int("D", self.D))
         positive_int("seq_len", self.seq_len)
         positive_int("steps", self.steps)
@@ -91,21 +114,31 @@ def arm_settings(arm: str) -> dict[str, Any]:
     return {**{k: v for k, v in CHAPTER_10.items() if k != "train_size"}, **ARMS[arm]}
 
 
+def _arm_runs(p: AblationParameters, arm: str, part: str, seeds: Sequence[int], steps: int) -> list[ExperimentRun]:
+    s = arm_settings(arm)
+    E, width = s["embed_dim_per_D"] * p.D, s["ffn_width_per_D"] * p.D
+    runs = []
+    for h1, h2 in head_configs(p.D):
+        model = infoflow_model(s, (h1, h2), E, s["head_dim"], width)
+        for seed in seeds:
+            tags = {"part": part, "arm": arm, "D": p.D, "h1": h1, "h2": h2, "T": p.seq_len, "seed": seed}
+            args = {"D": p.D, "d": 4, "seed": s["target_seed"]}
+            runs.append(ExperimentRun(tags, experiment_run(s, model, "pairwise_max", args, p.seq_len, seed, steps)))
+    return runs
+
+
 def ablation_runs(p: AblationParameters) -> list[ExperimentRun]:
     """Every arm's three head configurations and seeds, tagged ``part`` = ``"ablation"``, ``arm``, ``D``, ``h1``,
-    ``h2``, ``T`` and ``seed`` (fresh samples every step, as in chapter 10)."""
-    runs = []
-    for arm in p.arms:
-        s = arm_settings(arm)
-        E, width = s["embed_dim_per_D"] * p.D, s["ffn_width_per_D"] * p.D
-        for h1, h2 in head_configs(p.D):
-            model = infoflow_model(s, (h1, h2), E, s["head_dim"], width)
-            for seed in p.seeds:
-                tags = {"part": "ablation", "arm": arm, "D": p.D, "h1": h1, "h2": h2, "T": p.seq_len, "seed": seed}
-                args = {"D": p.D, "d": 4, "seed": s["target_seed"]}
-                runs.append(ExperimentRun(tags, experiment_run(s, model, "pairwise_max", args, p.seq_len, seed,
-                                                               p.steps)))
-    return runs
+    ``h2``, ``T`` and ``seed`` (fresh samples every step, as in chapter 10); then the budget check's runs
+    (``part`` = ``"double_budget"``): the arms ``double_arms`` at the first seed with twice ``steps``."""
+    return ([run for arm in p.arms for run in _arm_runs(p, arm, "ablation", p.seeds, p.steps)]
+            + [run for arm in p.double_arms for run in _arm_runs(p, arm, "double_budget", p.seeds[:1], 2 * p.steps)])
+
+
+def doubled(p: AblationParameters) -> AblationParameters:
+    """The parameters of the budget check's runs as an ablation of their own: the arms ``double_arms``, twice the
+    steps, the first seed."""
+    return replace(p, arms=p.double_arms or p.arms, steps=2 * p.steps, seeds=p.seeds[:1], double_arms=())
 
 
 EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, lambda values: ablation_runs(AblationParameters(**values)))
@@ -116,7 +149,7 @@ def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples:
     (:func:`~transformer_theory.chapters.intrinsic_dimension.retrieval_summary`, over the seeds whose weights
     ``store`` keeps; ``None`` if none does), on ``n_samples`` fresh inputs."""
     learned = []
-    for run in ablation_runs(AblationParameters(arms=[arm], D=p.D, seq_len=p.seq_len, steps=p.steps, seeds=p.seeds)):
+    for run in ablation_runs(replace(p, arms=(arm,), double_arms=())):
         if (run.tags["h1"], run.tags["h2"]) != (p.D, p.D) or store.weights(run.config) is None:
             continue
         tree = run.config.tree()
@@ -127,14 +160,16 @@ def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples:
 
 
 def ablation_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], p: AblationParameters,
-                   store: RunStore | None = None) -> list[dict[str, Any]]:
-    """One row per arm: ``arm``, ``setting`` (what it changes), ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``,
+                   store: RunStore | None = None, part: str = "ablation") -> list[dict[str, Any]]:
+    """One row per arm of the runs of ``part`` (the budget check's: ``"double_budget"`` with :func:`doubled`
+    parameters): ``arm``, ``setting`` (what it changes), ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``,
     ``nmse_missing``, ``ratio`` (as :func:`~transformer_theory.chapters.intrinsic_dimension.separation_ratios`),
     ``gain`` (ratio over the baseline's; ``None`` without a baseline), ``helps`` (:data:`CRITERION`) and
     ``retrieved_terms`` (:func:`retrieved_terms` with ``store``; ``None`` without one)."""
     rows = []
     for arm in p.arms:
-        measured = {(r["h1"], r["h2"]): r for r in best_over_seeds([(t, r) for t, r in results if t["arm"] == arm])}
+        measured = {(r["h1"], r["h2"]): r for r in best_over_seeds([(t, r) for t, r in results
+                                                                    if t["part"] == part and t["arm"] == arm])}
         cells = [{"D": p.D, "config": CONFIG_NAMES[(h1 - p.D, h2 - p.D)], "paper_nmse": None,
                   "nmse": measured.get((h1, h2), {}).get("nmse")} for h1, h2 in head_configs(p.D)]
         ratio = separation_ratios(cells)[0]
@@ -156,7 +191,23 @@ def ablation_curves(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]
     """The validation curves (:func:`~transformer_theory.chapters.experiment.validation_curve`, grouped by arm) of
     the (D, D) runs: whether an arm's full-head models were still learning when its budget ran out."""
     return [validation_curve(tags, record, tags["arm"]) for tags, record in results
-            if tags["arm"] in p.arms and (tags["h1"], tags["h2"]) == (p.D, p.D)]
+            if tags["part"] == "ablation" and tags["arm"] in p.arms and (tags["h1"], tags["h2"]) == (p.D, p.D)]
+
+
+def budget_check_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+                       p: AblationParameters) -> list[dict[str, Any]]:
+    """One row per doubled cell (arm, head configuration, first seed): ``arm``, ``config``, ``nmse`` at ``steps``,
+    ``nmse_double`` at twice as many, their quotient ``change`` and ``sufficient`` (``change`` <
+    :data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; ``None`` where a value is missing)."""
+    once = {(t["arm"], t["h1"], t["h2"], t["seed"]): r["best_nmse"] for t, r in results if t["part"] == "ablation"}
+    rows = []
+    for tags, record in results:
+        if tags["part"] != "double_budget":
+            continue
+        before, after = once.get((tags["arm"], tags["h1"], tags["h2"], tags["seed"])), record["best_nmse"]
+        rows.append({"arm": tags["arm"], "config": CONFIG_NAMES[(tags["h1"] - p.D, tags["h2"] - p.D)],
+                     "seed": tags["seed"], "nmse": before, "nmse_double": after, **budget_change(before, after)})
+    return rows
 
 
 def prediction_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, bool | None]:

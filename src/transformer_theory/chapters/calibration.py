@@ -37,7 +37,7 @@ from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experimen
 from transformer_theory.chapters.intrinsic_dimension import prediction
 
 __all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION",
-           "CalibrationParameters", "budget_check_table", "calibration_runs", "head_count_table", "head_count_verdicts",
+           "CalibrationParameters", "budget_change", "budget_check_table", "calibration_runs", "head_count_table", "head_count_verdicts",
            "two_layer_head_count_table", "two_layer_verdict", "validation_curves"]
 
 #: Doubling the step budget changes a cell's best NMSE by less than this factor: the budget is sufficient.
@@ -221,6 +221,13 @@ def two_layer_verdict(rows: Sequence[dict[str, Any]], p: CalibrationParameters) 
     return {"h": p.D // 2, **_verdict({r["h"]: r["nmse"] for r in rows}, p.D // 2, CRITERIA["two_layer"])}
 
 
+def budget_change(once: float | None, twice: float | None) -> dict[str, Any]:
+    """A cell's best NMSE at a budget (``once``) over its best NMSE at twice the budget (``twice``): ``change`` and
+    ``sufficient`` (``change`` < :data:`BUDGET_TOLERANCE`), both ``None`` where a value is missing."""
+    change = None if once is None or twice is None or twice <= 0 else once / twice
+    return {"change": change, "sufficient": None if change is None else change < BUDGET_TOLERANCE}
+
+
 def budget_check_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                        p: CalibrationParameters) -> list[dict[str, Any]]:
     """One row per doubled cell: ``h``, ``T``, ``seed``, ``nmse`` at ``steps`` and ``nmse_double`` at twice
@@ -231,9 +238,8 @@ def budget_check_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
     for tags, record in _part(results, "double_budget"):
         cell = (tags["h"], tags["T"], tags["seed"])
         once, twice = base.get(cell), record["best_nmse"]
-        change = None if once is None or twice is None or twice <= 0 else once / twice
         rows.append({"h": cell[0], "T": cell[1], "seed": cell[2], "nmse": once, "nmse_double": twice,
-                     "change": change, "sufficient": None if change is None else change < BUDGET_TOLERANCE})
+                     **budget_change(once, twice)})
     return sorted(rows, key=lambda r: (r["T"], r["h"]))
 
 
