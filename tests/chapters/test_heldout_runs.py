@@ -9,7 +9,8 @@ import pytest
 
 from conftest import ROOT
 from transformer_theory.chapters import experiment
-from transformer_theory.chapters.heldout import (LATE_GAIN, PLATEAU, HeldOutParameters, best_nmse, curve_summary, diagnose,
+from transformer_theory.chapters.experiment import curve_summary
+from transformer_theory.chapters.heldout import (LATE_GAIN, PLATEAU, HeldOutParameters, best_nmse, diagnose,
                                                  selected)
 from transformer_theory.infoflow.heldout import CRITERION, configurations
 from transformer_theory.infoflow.heldout import predictions, scoreboard
@@ -104,8 +105,12 @@ def test_curve_summary_says_whether_the_run_had_settled() -> None:
     record = {"config": {"steps": 400}, "best_nmse": 0.01, "best_step": 400, "final_nmse": 0.01,
               "history": {"step": [100, 200, 300, 400], "val_nmse": [0.5, 0.1, 0.04, 0.01]}}
     assert curve_summary(record)["late_gain"] == pytest.approx(4.0)
+    assert curve_summary(record)["half_gain"] == pytest.approx(10.0)
     record["history"]["val_nmse"] = [0.5, 0.1, 0.01, 0.01]
     assert curve_summary(record)["late_gain"] == pytest.approx(1.0)
+    assert curve_summary(record)["half_gain"] == pytest.approx(10.0)
+    record["history"]["val_nmse"] = [0.5, None, 0.01, 0.01]
+    assert curve_summary(record)["half_gain"] == pytest.approx(50.0)
 
 
 def _results(name, curves):

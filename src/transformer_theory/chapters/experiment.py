@@ -137,6 +137,24 @@ def validation_curve(tags: Mapping[str, Any], record: Mapping[str, Any], group: 
             "nmse": record["history"]["val_nmse"]}
 
 
+def curve_summary(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What a learning curve says about the training: the best NMSE and its step, the final NMSE, ``late_gain``,
+    the best NMSE of the first three quarters of the schedule over the best of all of it, and ``half_gain``, the
+    same for the first half (about 1: it had settled; well above 1: it was still improving when the schedule ended;
+    under a cosine schedule that decays to zero the last quarter takes small steps, so ``half_gain`` is the
+    stronger signal)."""
+    steps, nmse = record["history"]["step"], record["history"]["val_nmse"]
+    total = record["config"]["steps"]
+    best = record["best_nmse"]
+
+    def gain(fraction: float) -> float | None:
+        early = [v for s, v in zip(steps, nmse) if v is not None and s <= fraction * total]
+        return min(early) / best if early and best else None
+
+    return {"best_nmse": best, "best_step": record["best_step"], "steps": total, "final_nmse": record["final_nmse"],
+            "late_gain": gain(0.75), "half_gain": gain(0.5)}
+
+
 def training_seconds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> float:
     """Training wall time of ``results`` (``(tags, record)`` pairs): the sum over the distinct tasks they were
     trained in (the runs of one task share its time), each counted once."""

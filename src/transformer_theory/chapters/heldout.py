@@ -29,12 +29,12 @@ from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.storage.paths import project_root
 from transformer_theory.training.config import RunConfig
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, experiment_run,
-                                                    infoflow_model, seed_list)
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, curve_summary,
+                                                    experiment_run, infoflow_model, seed_list)
 from transformer_theory.chapters.parameters import TrainingParameters, defaults, seed_lists, store
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "HeldOutParameters", "LATE_GAIN", "SEED_SPREAD", "PLATEAU",
-           "selected", "model_config", "heldout_runs", "committed_predictions", "best_nmse", "curve_summary", "diagnose",
+           "selected", "model_config", "heldout_runs", "committed_predictions", "best_nmse", "diagnose",
            "task_wall_times", "commit_that_added", "is_ancestor"]
 
 #: The diagnosis of a disagreement (fixed with the code, before the held-out runs were read; it never changes the
@@ -158,18 +158,6 @@ def best_nmse(results: Sequence[Result]) -> dict[tuple[str, int, int], float | N
     return best
 
 
-def curve_summary(record: dict[str, Any]) -> dict[str, Any]:
-    """What a learning curve says about the training: the best NMSE and its step, the final NMSE, and
-    ``late_gain``, the best NMSE of the first three quarters of the schedule over the best of all of it
-    (about 1: it had settled; well above 1: it was still improving when the schedule ended)."""
-    steps, nmse = record["history"]["step"], record["history"]["val_nmse"]
-    total = record["config"]["steps"]
-    early = [v for s, v in zip(steps, nmse) if v is not None and s <= 0.75 * total]
-    best = record["best_nmse"]
-    return {"best_nmse": best, "best_step": record["best_step"], "steps": total, "final_nmse": record["final_nmse"],
-            "late_gain": (min(early) / best) if early and best else None}
-
-
 def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequence[Result],
              criterion: Mapping[str, Any]) -> dict[str, Any]:
     """The evidence on one configuration's scoreboard runs and what a disagreement points at.
@@ -177,7 +165,7 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequenc
     ``config`` is an entry of the predictions document, ``row`` one of its scoreboard rows
     (:func:`~transformer_theory.infoflow.heldout.scoreboard`), ``results`` the ``(tags, record)`` pairs. At the
     width the verdict is judged at, per sequence length: the best NMSE over seeds, the seeds' spread (largest
-    over smallest best NMSE) and the ``late_gain`` of the best run (:func:`curve_summary`). ``log10_cost`` is
+    over smallest best NMSE) and the ``late_gain`` of the best run (:func:`~transformer_theory.chapters.experiment.curve_summary`). ``log10_cost`` is
     ``k log10(1/eps)`` for the predicted exponent ``k`` at the largest length and the accuracy ``eps`` the
     criterion asks for (``eps^2 = nmse_threshold``), beside ``log10`` of the trained model's parameter count.
 
