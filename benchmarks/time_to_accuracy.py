@@ -34,7 +34,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -84,7 +84,7 @@ def time_to(train: Callable[[Report], Any], target: float, cap: int, max_seconds
     return out
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", type=float, default=1e-4, help="validation NMSE to reach (default 1e-4)")
     parser.add_argument("--T", type=int, default=16, help="sequence length (default 16)")
@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--compile", action="store_true", help="add the engine with torch.compile")
     parser.add_argument("--quick", action="store_true",
                         help=f"target {QUICK['target']:g}, cap {QUICK['cap']} (a check that it runs)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.quick:
         vars(args).update(QUICK)
     run = calibration_run(args.heads, args.T, args.seed)

@@ -22,7 +22,12 @@ initialisation and data), and last
 ``--repeats`` rounds and each keeps its best time; every time is printed beside it (the machine is
 shared, and a process with two threads suffers most from a busy core; the load average is printed).
 
+With ``--time-to-accuracy`` it prints instead the wall time for the engine to bring chapter 13's calibration model
+(h = 4, T = 16) below a validation NMSE (default 1e-4), beside the plain loop's time for the same
+(``benchmarks/time_to_accuracy.py``, whose options follow).
+
     .venv/bin/python benchmarks/training.py [--D 3] [--head-dim 16] [--steps 150] [--no-compile]
+    .venv/bin/python benchmarks/training.py --time-to-accuracy [--target 1e-4] [--quick] [--max-seconds S]
 """
 
 from __future__ import annotations
@@ -119,7 +124,16 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=25)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")
-    args = parser.parse_args()
+    parser.add_argument("--time-to-accuracy", action="store_true",
+                        help="time to a validation NMSE instead (options of benchmarks/time_to_accuracy.py follow)")
+    args, rest = parser.parse_known_args()
+    if args.time_to_accuracy:
+        import time_to_accuracy  # beside this script; it imports plain_loop from here
+
+        time_to_accuracy.main(rest)
+        return
+    if rest:
+        parser.error(f"unrecognised arguments: {' '.join(rest)}")
     runs = sweep(args.D, args.head_dim, args.steps, args.eval_every)
     samples = sum((r.steps - 1) * r.batch_size for r in runs)
     m = runs[0].model
