@@ -32,7 +32,7 @@ from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
-                                                    best_over_seeds, experiment_run)
+                                                    best_over_seeds, experiment_run, infoflow_model)
 from transformer_theory.chapters.parameters import TrainingParameters, defaults, int_lists, positive_ints, seed_lists
 from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
@@ -94,16 +94,14 @@ PREDICTIONS_FILE = Path("results") / "book" / "09_aggregation_cost_predictions.j
 
 def attention_model(p: dict[str, Any]) -> TransformerConfig:
     """The one-head model with positional encoding of the §4.4 experiment (encoder width, FFN width from ``p``)."""
-    return TransformerConfig(d=2, heads=(1,), embed_dim=p["embed_dim"], head_dim=p["head_dim"],
-                             ffn_width=p["ffn_width"], encoder_width=p["encoder_width"], max_len=p["seq_len"],
-                             cls_token=True, readout_dim=2, cls_only_last=True)
+    return infoflow_model(p, (1,), p["embed_dim"], p["head_dim"], p["ffn_width"], d=2, max_len=p["seq_len"],
+                          readout_dim=2)
 
 
 def cost_model(p: dict[str, Any], width: int) -> TransformerConfig:
     """The narrow one-head model of the cost law: E = ``cost_embed_dim``, encoder and FFN of width ``width``."""
     E = p["cost_embed_dim"]
-    return TransformerConfig(d=2, heads=(1,), embed_dim=E, head_dim=E, ffn_width=width, encoder_width=width,
-                             max_len=p["cost_seq_len"], cls_token=True, readout_dim=1, cls_only_last=True)
+    return infoflow_model(p, (1,), E, E, width, d=2, max_len=p["cost_seq_len"], encoder_width=width)
 
 
 def runs(p: AggregationParameters) -> list[ExperimentRun]:

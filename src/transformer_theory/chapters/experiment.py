@@ -1,10 +1,10 @@
 """What an experiment is: named defaults (a chapter's parameters) that build a list of tagged runs, and the
 InfoFlow/P1 model and run every experiment of the book trains.
 
-Every model is the InfoFlow/P1 model of :mod:`transformer_theory.models`: a two-layer ReLU encoder, a CLS
-token, no positional encoding, no LayerNorm, residual GeLU FFNs and a linear CLS readout (the last layer
-computes only the CLS query). The registry of the book's experiments is
-:data:`transformer_theory.chapters.registry.EXPERIMENTS`.
+Every model is the InfoFlow/P1 model of :mod:`transformer_theory.models` that :func:`infoflow_model` builds: a
+two-layer ReLU encoder, a CLS token, no positional encoding (learned positions where a chapter asks for them), no
+LayerNorm, residual GeLU FFNs and a linear CLS readout (the last layer computes only the CLS query). The registry
+of the book's experiments is :data:`transformer_theory.chapters.registry.EXPERIMENTS`.
 """
 
 from __future__ import annotations
@@ -97,11 +97,28 @@ def seed_list(name: str, values: Any) -> list[int]:
     return [seed_value(v, f"{name}[{i}]") for i, v in enumerate(non_empty_list(name, values, "seeds"))]
 
 
-def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head_dim: int,
-                   ffn_width: int) -> TransformerConfig:
-    """The InfoFlow/P1 model on tokens of dimension 4 with ``heads`` per layer (encoder width from ``p``)."""
-    return TransformerConfig(d=4, heads=tuple(heads), embed_dim=embed_dim, head_dim=head_dim, ffn_width=ffn_width,
-                             encoder_width=p["encoder_width"], cls_token=True, readout_dim=1, cls_only_last=True)
+def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head_dim: int, ffn_width: int, *,
+                   d: int = 4, max_len: int | None = None, encoder_width: int | None = None,
+                   readout_dim: int = 1) -> TransformerConfig:
+    """The InfoFlow/P1 model every chapter trains (the one builder of its configuration).
+
+    Args:
+        p: The experiment's parameters; ``p["encoder_width"]`` is the encoder width unless ``encoder_width`` is given.
+        heads: The head count of each layer (the layer count is its length).
+        embed_dim: E, the width of the residual stream.
+        head_dim: n, the per-head query/key dimension.
+        ffn_width: The hidden width of each FFN.
+        d: The token dimension.
+        max_len: Learned positions up to this sequence length (``None``: no positional encoding).
+        encoder_width: The encoder's hidden width (``None``: ``p["encoder_width"]``).
+        readout_dim: The output dimension of the CLS readout.
+
+    Returns:
+        The model's configuration.
+    """
+    return TransformerConfig(d=d, heads=tuple(heads), embed_dim=embed_dim, head_dim=head_dim, ffn_width=ffn_width,
+                             encoder_width=p["encoder_width"] if encoder_width is None else encoder_width,
+                             max_len=max_len, cls_token=True, readout_dim=readout_dim, cls_only_last=True)
 
 
 def experiment_run(p: dict[str, Any], model: TransformerConfig, target: str, target_args: dict, seq_len: int,

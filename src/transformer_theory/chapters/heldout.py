@@ -15,7 +15,6 @@ criterion were fixed before training (:data:`~transformer_theory.infoflow.heldou
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import subprocess
@@ -112,8 +111,8 @@ def model_config(config: HeldOut, embed_dim: int, seq_len: int, p: dict[str, Any
     """The model the prediction for ``config`` at width ``embed_dim`` was made for: the InfoFlow/P1 model with
     the configuration's heads, per-head dimension ``E / max_l h_l``, and learned positions up to ``seq_len``
     where the architecture is positional."""
-    model = infoflow_model(p, config.heads, embed_dim, embed_dim // max(config.heads), p["ffn_width"])
-    return dataclasses.replace(model, max_len=seq_len) if config.positional else model
+    return infoflow_model(p, config.heads, embed_dim, embed_dim // max(config.heads), p["ffn_width"],
+                          max_len=seq_len if config.positional else None)
 
 
 def heldout_runs(p: HeldOutParameters) -> list[ExperimentRun]:

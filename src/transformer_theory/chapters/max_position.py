@@ -31,11 +31,10 @@ from transformer_theory.checks import positive_real, seed_value
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
-from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
-                                                    best_over_seeds, experiment_run)
+                                                    best_over_seeds, experiment_run, infoflow_model)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
                                                     seed_lists)
 from transformer_theory.chapters.predictions import calculator_document, write_committed
@@ -105,11 +104,6 @@ CRITERION: dict[str, Any] = {
 PREDICTIONS_FILE = Path("results") / "book" / "08_max_position_retrieval_predictions.json"
 
 
-def _model(heads: Any, E: int, n: int, p: dict[str, Any]) -> TransformerConfig:
-    return TransformerConfig(d=4, heads=tuple(heads), embed_dim=E, head_dim=n, ffn_width=p["ffn_width"],
-                             encoder_width=p["encoder_width"], cls_token=True, readout_dim=1, cls_only_last=True)
-
-
 def runs(p: MaxPositionParameters) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``one_layer``, ``two_layer``, ``probe``), ``layers``, ``heads``,
     ``k`` (or ``D``), ``T`` and ``seed``."""
@@ -118,13 +112,13 @@ def runs(p: MaxPositionParameters) -> list[ExperimentRun]:
     kth = [("one_layer", [1], k) for k in p.ks] + [("two_layer", [1, 1], p.two_layer_k)]
     for T in p.seq_lens:
         for part, heads, k in kth:
+            model = infoflow_model(s, heads, p.embed_dim, p.head_dim, s["ffn_width"])
             for seed in p.seeds:
-                run = experiment_run(s, _model(heads, p.embed_dim, p.head_dim, s), "kth_largest",
-                                     {"k": k, "d": 4, "seed": p.target_seed}, T, seed)
+                run = experiment_run(s, model, "kth_largest", {"k": k, "d": 4, "seed": p.target_seed}, T, seed)
                 out.append(ExperimentRun({"part": part, "layers": len(heads), "heads": heads, "k": k, "T": T,
                                           "seed": seed}, run))
     for heads in p.probe_heads:
-        model = _model(heads, p.probe_embed_dim, p.probe_head_dim, s)
+        model = infoflow_model(s, heads, p.probe_embed_dim, p.probe_head_dim, s["ffn_width"])
         for seed in p.probe_seeds:
             args = {"D": p.probe_D, "d": 4, "seed": p.target_seed}
             run = experiment_run(s, model, "pairwise_max", args, p.probe_seq_len, seed, steps=p.probe_steps)

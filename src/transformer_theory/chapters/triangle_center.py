@@ -24,7 +24,8 @@ from transformer_theory.infoflow.stats import comparison_capacity, comparison_st
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
-from transformer_theory.chapters.experiment import TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
+                                                    infoflow_model)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
                                                     seed_lists)
 
@@ -42,8 +43,7 @@ def model(h1: int, h2: int, E: int, p: dict[str, Any]) -> TransformerConfig:
     """The InfoFlow model on d = 2 tokens: heads (h1, h2), width E, per-head dimension E / h1, no PE."""
     if E % h1:
         raise ValueError(f"configs: E = {E} is not a multiple of h1 = {h1} (per-head dimension E / h1)")
-    return TransformerConfig(d=2, heads=(h1, h2), embed_dim=E, head_dim=E // h1, ffn_width=p["ffn_width"],
-                             encoder_width=p["encoder_width"], cls_token=True, readout_dim=1, cls_only_last=True)
+    return infoflow_model(p, (h1, h2), E, E // h1, p["ffn_width"], d=2)
 
 
 @dataclass(frozen=True)
