@@ -139,9 +139,17 @@ def decoder_parameters(config: TransformerConfig) -> int:
 # predictions (chapter 06's calculator) and the committed criteria
 # ----------------------------------------------------------------------------------------------
 def predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
-    """The calculator's prediction for the §4.4 model and for every aggregated-set size of the cost law:
-    verdict, exponent k (``M ~ eps^-k``), regime, formula, and the slope ``-2/k`` it implies for
-    log NMSE against log M (NMSE ~ eps^2)."""
+    """The calculator's prediction for the §4.4 model and for every aggregated-set size of the cost law.
+
+    Args:
+        p: The chapter's parameters as a dict (:data:`DEFAULTS` overridden).
+        gamma: The FFN's approximation exponent (:func:`~transformer_theory.infoflow.predict`).
+
+    Returns:
+        One row per case: ``part``, ``T0``, ``T``, ``E``, ``efficient``, ``exponent`` k (``M ~ eps^-k``),
+        ``slope`` (the ``-2/k`` it implies for log NMSE against log M, NMSE ~ eps^2), ``regime`` and
+        ``formula``.
+    """
     rows = []
     cases = [("attention", targets.specific_positions(tuple(p["positions"]), d=2), p["embed_dim"], p["seq_len"],
               len(p["positions"]))]
@@ -170,8 +178,18 @@ def write_predictions(path: str | Path | None = None) -> Path:
 
 def cost_law_observed(nmse: dict[int, dict[int, float]], params: dict[int, int], exponent: dict[int, float],
                       criterion: dict[str, Any] = CRITERION) -> dict[str, Any]:
-    """The committed cost-law criterion: ``nmse[T0][width]`` best NMSEs, ``params[width]`` the counted
-    parameters, ``exponent[T0]`` the predicted exponents. Returns the slopes and whether each part held."""
+    """The committed cost-law criterion.
+
+    Args:
+        nmse: ``nmse[T0][width]``, the best validation NMSEs.
+        params: ``params[width]``, the counted parameters (:func:`decoder_parameters`).
+        exponent: ``exponent[T0]``, the predicted exponents.
+        criterion: The committed criteria (:data:`CRITERION`).
+
+    Returns:
+        ``slopes`` (T0 -> the log-log slope over the widths), ``pairs`` (the ``[T0, T0']`` compared),
+        ``nmse_ordered``, ``slopes_ordered`` and ``observed`` (both).
+    """
     slopes = {T0: log_log_slope([params[w] for w in sorted(row)], [row[w] for w in sorted(row)])
               for T0, row in nmse.items()}
     pairs = [(a, b) for a in nmse for b in nmse if exponent[b] - exponent[a] >= criterion["exponent_gap"]]
@@ -184,8 +202,14 @@ def cost_law_observed(nmse: dict[int, dict[int, float]], params: dict[int, int],
 
 def attention_observed(mean: np.ndarray, std: np.ndarray, positions: list[int],
                        criterion: dict[str, Any] = CRITERION) -> bool:
-    """The committed attention criterion on :func:`cls_attention`'s mean and standard deviation over the T
-    input positions (1-based ``positions`` = P)."""
+    """The committed attention criterion.
+
+    Args:
+        mean: The CLS attention at each of the T input positions, averaged over the samples.
+        std: Its standard deviation over the samples.
+        positions: P, the 1-based positions the target reads.
+        criterion: The committed criteria (:data:`CRITERION`).
+    """
     lo, hi = criterion["attention_range"]
     inside = np.zeros(len(mean), dtype=bool)
     inside[[q - 1 for q in positions]] = True
@@ -194,8 +218,15 @@ def attention_observed(mean: np.ndarray, std: np.ndarray, positions: list[int],
 
 
 def cls_attention(model: Transformer, X: np.ndarray) -> np.ndarray:
-    """The CLS token's attention weights in the last layer, (B, h, T + 1): over the T input positions and,
-    last, the CLS token itself (InfoFlow §4.4's heat map)."""
+    """The CLS token's attention weights in the last layer (InfoFlow §4.4's heat map).
+
+    Args:
+        model: A model with a CLS readout.
+        X: Inputs (B, T, d).
+
+    Returns:
+        (B, h, T + 1): over the T input positions and, last, the CLS token itself.
+    """
     if model.config.readout_dim is None:
         raise ValueError("model: the CLS attention needs a model with a CLS readout")
     with torch.no_grad():
@@ -205,10 +236,23 @@ def cls_attention(model: Transformer, X: np.ndarray) -> np.ndarray:
 
 def attention_summary(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], parameters: dict[str, Any] | None,
                       store: RunStore, n_samples: int = 2048, seed: int = 0) -> dict[str, Any]:
-    """The CLS attention of the trained §4.4 model with the best NMSE (over the ``attention`` runs of
-    ``results``) on ``n_samples`` fresh inputs drawn with ``seed``: ``weights`` (n_samples, T) over the input
-    positions, their ``mean`` and ``std`` over the samples, ``to_cls`` (the mean weight on the CLS token itself),
-    ``observed`` (:func:`attention_observed`), the run's ``seed`` and ``nmse``."""
+    """The CLS attention of the trained §4.4 model with the best NMSE (over the ``attention`` runs).
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        store: The run store that keeps the attention runs' weights.
+        n_samples: The number of fresh inputs.
+        seed: The seed of those inputs.
+
+    Returns:
+        ``weights`` (n_samples, T) over the input positions, their ``mean`` and ``std`` over the samples,
+        ``to_cls`` (the mean weight on the CLS token itself), ``observed`` (:func:`attention_observed`), the
+        run's ``seed`` and ``nmse``.
+
+    Raises:
+        ValueError: no attention run has a finite NMSE.
+    """
     p = EXPERIMENT.parameters(parameters)
     runs = {r.config.key: r for r in EXPERIMENT.runs(p) if r.tags["part"] == "attention"}
     trained = [(tags, record) for tags, record in results if tags["part"] == "attention"
@@ -228,9 +272,16 @@ def attention_summary(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], 
 
 def cost_law_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                    parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """One row per (T0, width) of the ``cost_law`` runs of ``results``: ``T0``, ``width``, ``nmse`` (best over
-    seeds), ``seed_nmse``, the counted ``parameters`` (:func:`decoder_parameters`) and the calculator's
-    ``predicted_exponent``."""
+    """One row per (T0, width) of the ``cost_law`` runs of ``results``.
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+
+    Returns:
+        Rows sorted by T0 and width: ``T``, ``T0``, ``width``, ``nmse`` (best over seeds), ``seed_nmse``, the
+        counted ``parameters`` (:func:`decoder_parameters`) and the calculator's ``predicted_exponent``.
+    """
     p = EXPERIMENT.parameters(parameters)
     exponent = {r["T0"]: r["exponent"] for r in predictions(p) if r["part"] == "cost_law"}
     rows = best_over_seeds([({k: v for k, v in tags.items() if k != "part"}, record)
@@ -241,9 +292,14 @@ def cost_law_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
 
 
 def cost_law(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The committed cost-law criterion (:func:`cost_law_observed`) on the rows of :func:`cost_law_table`, with
-    the predicted slopes ``-2/k`` beside the measured ones. ``ValueError`` if a run diverged or no pair of T0 is
-    compared (the criterion would hold vacuously)."""
+    """The committed cost-law criterion (:func:`cost_law_observed`) on the rows of :func:`cost_law_table`.
+
+    Returns:
+        :func:`cost_law_observed`'s result with ``predicted_slopes`` (T0 -> ``-2/k``) beside the measured ones.
+
+    Raises:
+        ValueError: a run diverged, or no pair of T0 is compared (the criterion would hold vacuously).
+    """
     if any(r["nmse"] is None for r in rows):
         raise ValueError(f"cost law: runs without a finite NMSE: {[(r['T0'], r['width']) for r in rows if r['nmse'] is None]}")
     nmse: dict[int, dict[int, float]] = {}

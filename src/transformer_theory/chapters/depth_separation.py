@@ -12,8 +12,6 @@ reconstructs the papers), and every size below is ours.
 
 Training data are a fixed set of ``train_size`` i.i.d. samples (InfoFlow §4 as summarised: tens to hundreds of
 thousands), reshuffled every epoch, and the NMSE is measured on held-out samples, so over-fitting would show.
-Fresh samples every step (``train_size=None``) are the other choice: on the book's sizes they made a step about
-1.5x slower, because evaluating the target on every batch costs about as much as the model's step.
 """
 
 from __future__ import annotations
@@ -103,9 +101,17 @@ EXPERIMENT = Experiment("07_depth_separation", DEFAULTS,
 
 
 def prediction(heads: Sequence[int], seq_len: int, embed_dim: int) -> dict[str, Any]:
-    """The calculator's prediction (:func:`~transformer_theory.infoflow.predict`, chapter 06) for the target on
-    a model with ``heads`` per layer and residual width ``embed_dim`` at ``seq_len`` tokens: ``predicted_efficient``,
-    ``predicted_exponent`` (k of ``M ~ ε^{-k}``), ``predicted_regime`` and ``predicted_formula``."""
+    """The calculator's prediction (:func:`~transformer_theory.infoflow.predict`, chapter 06) for the target.
+
+    Args:
+        heads: The head count of each layer.
+        seq_len: The sequence length T.
+        embed_dim: The residual width E.
+
+    Returns:
+        ``predicted_efficient``, ``predicted_exponent`` (k of ``M ~ ε^{-k}``), ``predicted_regime`` and
+        ``predicted_formula``.
+    """
     tree = getattr(targets, TARGET)(**TARGET_ARGS)
     p = predict(tree, Architecture(list(heads), embed_dim, tree.input_dim), seq_len)
     return {"predicted_efficient": p.efficient, "predicted_exponent": p.exponent, "predicted_regime": p.regime,
@@ -114,12 +120,19 @@ def prediction(heads: Sequence[int], seq_len: int, embed_dim: int) -> dict[str, 
 
 def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """One row per configuration of ``results`` (the ``(tags, record)`` pairs of
-    :func:`~transformer_theory.chapters.registry.run_experiment` for ``parameters``): ``layers``, ``heads``,
-    ``T``, ``ffn_width``, the model's ``parameters``, ``nmse`` (the best validation NMSE over seeds),
-    ``seed_nmse`` (each seed's best), ``train_loss`` (the best seed's mean training loss over the evaluation
-    interval that ended at its best validation NMSE: the MSE of the standardised target, about the NMSE on the
-    training data) and the calculator's :func:`prediction` for the configuration."""
+    """One row per configuration of ``results``, with the calculator's prediction beside the measurement.
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`
+            for ``parameters``.
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+
+    Returns:
+        Rows with ``layers``, ``heads``, ``T``, ``ffn_width``, the model's ``parameters``, ``nmse`` (the best
+        validation NMSE over seeds), ``seed_nmse`` (each seed's best), ``train_loss`` (the best seed's mean
+        training loss over the evaluation interval that ended at its best validation NMSE: the MSE of the
+        standardised target, about the NMSE on the training data) and the calculator's :func:`prediction`.
+    """
     p = EXPERIMENT.parameters(parameters)
     train_loss: dict[tuple, float | None] = {}
     for tags, record in results:
@@ -142,9 +155,21 @@ def _configuration(tags: dict[str, Any]) -> tuple:
 
 
 def separation(rows: Sequence[dict[str, Any]], seq_len: int, ffn_width: int) -> dict[str, Any]:
-    """The depth separation at ``(seq_len, ffn_width)`` in the rows of :func:`nmse_table`: the best one-layer
-    NMSE (and its head count), the two-layer NMSE and ``ratio`` = one-layer / two-layer (the claim of the
-    chapter is ``ratio >= MIN_RATIO`` at the largest T). ``ValueError`` if a configuration is missing or diverged."""
+    """The depth separation at one sequence length and FFN width (the claim of the chapter is
+    ``ratio >= MIN_RATIO`` at the largest T).
+
+    Args:
+        rows: The rows of :func:`nmse_table`.
+        seq_len: The sequence length T to compare at.
+        ffn_width: The FFN width to compare at.
+
+    Returns:
+        ``T``, ``ffn_width``, ``one_layer_heads`` and ``one_layer_nmse`` (the best one-layer row),
+        ``two_layer_nmse`` and ``ratio`` = one-layer / two-layer NMSE.
+
+    Raises:
+        ValueError: a configuration is missing or diverged.
+    """
     here = [r for r in rows if r["T"] == seq_len and r["ffn_width"] == ffn_width]
     one = [r for r in here if r["layers"] == 1]
     two = [r for r in here if r["layers"] == 2]

@@ -72,12 +72,18 @@ class Experiment:
         return {**self.defaults, **values}
 
     def runs(self, values: dict[str, Any] | None = None) -> list[ExperimentRun]:
+        """The experiment's runs for the defaults overridden by ``values`` (:meth:`parameters`)."""
         return self.build(self.parameters(values))
 
 
 def non_empty_list(name: str, values: Any, what: str) -> Sequence[Any]:
-    """``values`` if it is a non-empty list (or tuple), else ``ValueError``: "``name`` must be a non-empty list of
-    ``what``"."""
+    """``values`` if it is a non-empty list (or tuple), else ``ValueError``.
+
+    Args:
+        name: The parameter's name, for the message.
+        values: The value to check.
+        what: What the items are, for the message ("``name`` must be a non-empty list of ``what``").
+    """
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
         raise ValueError(f"{name} must be a non-empty list of {what}, got {values!r}")
     return values
@@ -123,9 +129,21 @@ def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head
 
 def experiment_run(p: dict[str, Any], model: TransformerConfig, target: str, target_args: dict, seq_len: int,
                    seed: int, steps: int | None = None) -> RunConfig:
-    """A run of ``model`` on ``target`` with the training settings of ``p`` (see :data:`TRAINING_DEFAULTS`):
-    ``steps`` replaces ``p["steps"]`` (a chapter with parts of different lengths); a ``p`` without
-    ``train_size`` trains on fresh samples at every step."""
+    """A run of ``model`` on ``target`` with the training settings of ``p``.
+
+    Args:
+        p: The experiment's parameters, holding the settings of :data:`TRAINING_DEFAULTS`; without ``train_size``
+            (or with ``None``) the run trains on fresh samples at every step.
+        model: The model to train (:func:`infoflow_model`).
+        target: The name of a registered target (:mod:`~transformer_theory.training.registry`).
+        target_args: The target function's arguments.
+        seq_len: The sequence length T.
+        seed: The seed of the initialisation and of every data draw.
+        steps: Replaces ``p["steps"]`` (a chapter with parts of different lengths).
+
+    Returns:
+        The run's configuration.
+    """
     return RunConfig(model=model, target=target, target_args=target_args, seq_len=seq_len,
                      steps=p["steps"] if steps is None else steps, batch_size=p["batch_size"], lr=p["lr"],
                      warmup=p["warmup"], weight_decay=p["weight_decay"], train_size=p.get("train_size"),
@@ -133,8 +151,17 @@ def experiment_run(p: dict[str, Any], model: TransformerConfig, target: str, tar
 
 
 def best_over_seeds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One row per configuration (the tags without ``seed``): the minimum over seeds of the best validation
-    NMSE (the statistic InfoFlow and its predecessor report), with the seeds' values beside it."""
+    """One row per configuration: the minimum over seeds of the best validation NMSE (the statistic InfoFlow
+    and its predecessor report), with the seeds' values beside it.
+
+    Args:
+        results: ``(tags, record)`` pairs, as :func:`~transformer_theory.chapters.registry.run_experiment`
+            returns them.
+
+    Returns:
+        Rows, in order of first appearance: the tags without ``seed``, ``seed_nmse`` (seed -> its best NMSE,
+        ``None`` if it diverged) and ``nmse`` (the minimum of the finite ones, ``None`` if there is none).
+    """
     rows: dict[str, dict[str, Any]] = {}
     for tags, record in results:
         config = {k: v for k, v in tags.items() if k != "seed"}
@@ -148,18 +175,33 @@ def best_over_seeds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) ->
 
 def validation_curve(tags: Mapping[str, Any], record: Mapping[str, Any], group: str) -> dict[str, Any]:
     """One run's validation curve in the form of
-    :func:`~transformer_theory.plotting.intrinsic_dimension.plot_validation_curves`: ``label`` (the seed),
-    ``group``, ``steps`` and ``nmse``."""
+    :func:`~transformer_theory.plotting.intrinsic_dimension.plot_validation_curves`.
+
+    Args:
+        tags: The run's tags (with ``seed``).
+        record: The run's stored record.
+        group: The name of the curve's group in the figure.
+
+    Returns:
+        ``label`` (the seed), ``group``, ``steps`` and ``nmse`` (the validation NMSE at each step).
+    """
     return {"label": f"seed {tags['seed']}", "group": group, "steps": record["history"]["step"],
             "nmse": record["history"]["val_nmse"]}
 
 
 def curve_summary(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What a learning curve says about the training: the best NMSE and its step, the final NMSE, ``late_gain``,
-    the best NMSE of the first three quarters of the schedule over the best of all of it, and ``half_gain``, the
-    same for the first half (about 1: it had settled; well above 1: it was still improving when the schedule ended;
-    under a cosine schedule that decays to zero the last quarter takes small steps, so ``half_gain`` is the
-    stronger signal)."""
+    """What a learning curve says about the training.
+
+    Args:
+        record: A run's stored record.
+
+    Returns:
+        ``best_nmse`` and ``best_step``, ``steps`` (the schedule's length), ``final_nmse``, ``late_gain``, the best
+        NMSE of the first three quarters of the schedule over the best of all of it, and ``half_gain``, the same
+        for the first half (about 1: it had settled; well above 1: it was still improving when the schedule
+        ended; under a cosine schedule that decays to zero the last quarter takes small steps, so ``half_gain``
+        is the stronger signal). A gain is ``None`` when no finite NMSE was recorded by then, or without a best NMSE.
+    """
     steps, nmse = record["history"]["step"], record["history"]["val_nmse"]
     total = record["config"]["steps"]
     best = record["best_nmse"]

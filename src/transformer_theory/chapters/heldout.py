@@ -110,7 +110,14 @@ DEFAULTS: dict[str, Any] = defaults(HeldOutParameters)
 def model_config(config: HeldOut, embed_dim: int, seq_len: int, p: dict[str, Any]) -> TransformerConfig:
     """The model the prediction for ``config`` at width ``embed_dim`` was made for: the InfoFlow/P1 model with
     the configuration's heads, per-head dimension ``E / max_l h_l``, and learned positions up to ``seq_len``
-    where the architecture is positional."""
+    where the architecture is positional.
+
+    Args:
+        config: The held-out configuration.
+        embed_dim: The residual width E (the configuration's own, or one of its ``model_sizes``).
+        seq_len: The sequence length T the model is trained at.
+        p: The chapter's parameters as a dict (``ffn_width``, ``encoder_width``).
+    """
     return infoflow_model(p, config.heads, embed_dim, embed_dim // max(config.heads), p["ffn_width"],
                           max_len=seq_len if config.positional else None)
 
@@ -145,8 +152,16 @@ def committed_predictions() -> dict[str, Any]:
 
 
 def best_nmse(results: Sequence[Result]) -> dict[tuple[str, int, int], float | None]:
-    """The statistic of the observation criterion for the scoreboard's runs (follow-ups left out): per
-    ``(configuration, E, T)`` the minimum over seeds and checkpoints of the validation NMSE."""
+    """The statistic of the observation criterion for the scoreboard's runs (follow-ups left out).
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+
+    Returns:
+        ``(configuration name, E, T)`` -> the minimum over seeds and checkpoints of the validation NMSE
+        (``None`` if every run there diverged), the form :func:`~transformer_theory.infoflow.heldout.scoreboard`
+        reads.
+    """
     best: dict[tuple[str, int, int], float | None] = {}
     for tags, record in results:
         if tags["followup"]:
@@ -161,12 +176,11 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequenc
              criterion: Mapping[str, Any]) -> dict[str, Any]:
     """The evidence on one configuration's scoreboard runs and what a disagreement points at.
 
-    ``config`` is an entry of the predictions document, ``row`` one of its scoreboard rows
-    (:func:`~transformer_theory.infoflow.heldout.scoreboard`), ``results`` the ``(tags, record)`` pairs. At the
-    width the verdict is judged at, per sequence length: the best NMSE over seeds, the seeds' spread (largest
-    over smallest best NMSE) and the ``late_gain`` of the best run (:func:`~transformer_theory.chapters.experiment.curve_summary`). ``log10_cost`` is
-    ``k log10(1/eps)`` for the predicted exponent ``k`` at the largest length and the accuracy ``eps`` the
-    criterion asks for (``eps^2 = nmse_threshold``), beside ``log10`` of the trained model's parameter count.
+    At the width the verdict is judged at, per sequence length: the best NMSE over seeds, the seeds' spread
+    (largest over smallest best NMSE) and the ``late_gain`` of the best run
+    (:func:`~transformer_theory.chapters.experiment.curve_summary`). ``log10_cost`` is ``k log10(1/eps)`` for the
+    predicted exponent ``k`` at the largest length and the accuracy ``eps`` the criterion asks for
+    (``eps^2 = nmse_threshold``), beside ``log10`` of the trained model's parameter count.
 
     ``suspect``, by a fixed rule: a predicted-efficient configuration observed inefficient points at the
     *training* if its best run at the largest length was still improving (``late_gain >= LATE_GAIN``) or its
@@ -177,6 +191,20 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequenc
     count (the verdict is asymptotic: at this accuracy the predicted cost is affordable), otherwise at the rule or
     its reconstruction; a failed exponent claim points at the training if a run was still improving, otherwise at
     the rule or its reconstruction. ``None`` for a configuration that agrees.
+
+    Args:
+        config: An entry of the predictions document (:func:`committed_predictions`).
+        row: One of its scoreboard rows (:func:`~transformer_theory.infoflow.heldout.scoreboard`).
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        criterion: The committed observation criterion (``nmse_threshold``).
+
+    Returns:
+        ``configuration``, ``predicted_efficient``, ``observed_efficient``, ``exponent_claim``, ``E``, ``per_T``
+        (T -> ``nmse``, ``late_gain``, ``seed_spread``), ``exponent``, ``log10_cost``, ``log10_params`` and
+        ``suspect``.
+
+    Raises:
+        ValueError: ``results`` hold no scoreboard run of the configuration.
     """
     E, name = config["E"], config["name"]
     runs = [(t, r) for t, r in results if t["name"] == name and not t["followup"]]

@@ -7,9 +7,8 @@
   Heads are narrow (per-head dimension ``head_dim``, width ``E = embed_dim_per_D · D``), so a missing head
   cannot be made up for by a wide one.
 * **Longer schedule** (this book's own test): the §4.1 configurations of the D that carry a bar (``ls_D_values``)
-  trained with a schedule of ``ls_steps`` steps (four times the book profile's ``steps``), seeds ``ls_seeds``, to see
-  how far the ratio grows when the full-head models are given the time the shorter schedule does not give them; the
-  D of ``ls_check_D`` also with the seeds ``ls_check_seeds`` (a verdict of one seed checked with more).
+  trained with a schedule of ``ls_steps`` steps (four times the book profile's ``steps``) and seeds ``ls_seeds``, the
+  D of ``ls_check_D`` also with the seeds ``ls_check_seeds``: the separation ratio under a longer schedule.
 * **Head count, one layer** (the predecessor P1, Table 2; InfoFlow recovers its bound): ``Σ_{i≤4} max_t
   a_iᵀ x(t)`` (:func:`~transformer_theory.infoflow.targets.max_retrieval`, D = 4), one layer with h heads of
   dimension ``hc_head_dim`` (E = ``hc_head_dim`` · h), at a few sequence lengths. Predicted efficient iff h ≥ D.
@@ -17,7 +16,7 @@
   (``sl_seq_lens``), to see whether the gap between (D, D) and a missing head grows with T, as the calculator's
   aggregation exponent ``max(2, Td/E − 1)`` says it should (InfoFlow trains at T = 64, the book profile at 16).
 
-Both use the InfoFlow/P1 model of :func:`~transformer_theory.chapters.experiment.infoflow_model`; the
+Every part uses the InfoFlow/P1 model of :func:`~transformer_theory.chapters.experiment.infoflow_model`; the
 parameters below are the chapter's ``parameters`` cell (the profiles override them). The tables a chapter shows
 are :func:`nmse_table`, :func:`sequence_length_table` and :func:`head_count_table`, with the papers' numbers
 (:mod:`transformer_theory.infoflow.reference`) and InfoFlow's prediction for each row.
@@ -128,10 +127,18 @@ def head_configs(D: int) -> list[tuple[int, int]]:
 
 
 def prediction(tree: Tree, heads: Sequence[int], embed_dim: int, seq_len: int) -> dict[str, Any]:
-    """The calculator's prediction (:func:`~transformer_theory.infoflow.predict`, chapter 06) for ``tree`` on a
-    model with ``heads`` per layer and residual width ``embed_dim`` at ``seq_len`` tokens:
-    ``predicted_efficient``, ``predicted_exponent`` (k of ``M ~ ε^{-k}``), ``predicted_formula`` and
-    ``bottleneck`` (the calculator's reason for the first missing head, ``""`` if none)."""
+    """The calculator's prediction (:func:`~transformer_theory.infoflow.predict`, chapter 06) for ``tree``.
+
+    Args:
+        tree: The target.
+        heads: The head count of each layer.
+        embed_dim: The residual width E.
+        seq_len: The sequence length T.
+
+    Returns:
+        ``predicted_efficient``, ``predicted_exponent`` (k of ``M ~ ε^{-k}``), ``predicted_formula`` and
+        ``bottleneck`` (the calculator's reason for the first missing head, ``""`` if none).
+    """
     p = predict(tree, Architecture(list(heads), embed_dim, tree.input_dim), seq_len)
     return {"predicted_efficient": bool(p.efficient), "predicted_exponent": p.exponent,
             "predicted_formula": p.formula, "bottleneck": p.bottleneck.reason if p.bottleneck else ""}
@@ -222,10 +229,17 @@ def _part_name(part: str) -> str:
 
 def prediction_table(parameters: dict[str, Any] | None = None,
                      part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
-    """Before any run: one row per (D, h1, h2) of the parameters' ``part`` (:data:`PAIRWISE_PARTS`) with InfoFlow's
-    numbers (``paper_nmse``, §4.1 at T = 64; ``None`` where the paper has no cell) and the calculator's
-    :func:`prediction` at the trained width and T (``D``, ``h1``, ``h2``, ``config``, ``E``, ``T``, ``paper_nmse``,
-    ``predicted_*``, ``bottleneck``)."""
+    """Before any run: InfoFlow's numbers and the calculator's :func:`prediction` at the trained width and T.
+
+    Args:
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        part: A part of :data:`PAIRWISE_PARTS`, whose D values are tabulated.
+
+    Returns:
+        One row per (D, h1, h2): ``D``, ``h1``, ``h2``, ``config`` (:data:`CONFIG_NAMES`), ``E``, ``T``,
+        ``paper_nmse`` (§4.1 at T = 64; ``None`` where the paper has no cell), ``predicted_*`` and
+        ``bottleneck``.
+    """
     p = _params(parameters)
     rows = []
     for D in getattr(p, PAIRWISE_PARTS[_part_name(part)][0]):
@@ -244,10 +258,17 @@ def _part(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], part: str):
 
 def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                parameters: dict[str, Any] | None = None, part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
-    """:func:`prediction_table` with the measurement: ``nmse`` (best validation NMSE, the minimum over seeds of
-    the runs of ``part`` in ``results``, the ``(tags, record)`` pairs of
-    :func:`~transformer_theory.chapters.registry.run_experiment`; ``None`` if no seed has one) and
-    ``seed_nmse`` (each seed's best)."""
+    """:func:`prediction_table` with the measurement.
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        part: A part of :data:`PAIRWISE_PARTS`: the runs of ``results`` tabulated.
+
+    Returns:
+        The rows of :func:`prediction_table` with ``nmse`` (best validation NMSE, the minimum over seeds;
+        ``None`` if no seed has one) and ``seed_nmse`` (each seed's best).
+    """
     measured = {(r["D"], r["h1"], r["h2"]): r for r in best_over_seeds(_part(results, _part_name(part)))}
     rows = []
     for row in prediction_table(parameters, part):
@@ -257,10 +278,17 @@ def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
 
 
 def separation_ratios(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """For each D of :func:`nmse_table` rows: ``ratio``, the smaller NMSE of the two configurations that miss a
-    head divided by the NMSE of (D, D) (``None`` if a value is missing), InfoFlow's ``paper_ratio`` (same
-    quotient of §4.1's table), the chapter's ``bar`` (:data:`MIN_RATIOS`, ``None`` for D without one) and
-    ``met`` (``ratio >= bar``; ``None`` without a bar or a ratio)."""
+    """The separation ratio of each D.
+
+    Args:
+        rows: The rows of :func:`nmse_table` (the three configurations of each D).
+
+    Returns:
+        One row per D: ``D``, ``nmse_full`` and ``nmse_missing`` (the smaller NMSE of the two configurations
+        that miss a head), ``ratio`` (their quotient, missing over full; ``None`` if a value is missing),
+        InfoFlow's ``paper_ratio`` (same quotient of §4.1's table), the chapter's ``bar`` (:data:`MIN_RATIOS`,
+        ``None`` for D without one) and ``met`` (``ratio >= bar``; ``None`` without a bar or a ratio).
+    """
     out = []
     for D in sorted({r["D"] for r in rows}):
         cells = {r["config"]: r for r in rows if r["D"] == D}
@@ -283,10 +311,19 @@ def separation_ratios(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def sequence_length_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                           parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """One row per T of ``sl_seq_lens`` from the sequence-length runs in ``results`` (none: the calculator's part
-    alone, before any run): ``T``, ``D``, ``E``, ``nmse`` and ``seed_nmse`` per configuration name, ``nmse_full``,
-    ``nmse_missing`` and ``ratio`` as in :func:`separation_ratios`, and the calculator's exponent k of each
-    configuration at that T (``exponents``: 1 for (D, D), aggregation's ``max(2, Td/E − 1)`` for a missing head)."""
+    """The sequence-length part: one row per T of ``sl_seq_lens``.
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`
+            (none: the calculator's part alone, before any run).
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+
+    Returns:
+        Rows with ``T``, ``D``, ``E``, ``nmse`` and ``seed_nmse`` per configuration name, ``nmse_full``,
+        ``nmse_missing`` and ``ratio`` as in :func:`separation_ratios`, and ``exponents``, the calculator's
+        exponent k of each configuration at that T (1 for (D, D), aggregation's ``max(2, Td/E − 1)`` for a
+        missing head).
+    """
     p = _params(parameters)
     D = p.sl_D
     E = p.embed_dim_per_D * D
@@ -319,9 +356,19 @@ def ratios_during_training(results: Sequence[tuple[dict[str, Any], dict[str, Any
                            parameters: dict[str, Any] | None = None,
                            fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0),
                            part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
-    """The :func:`separation_ratios` ratio of each D of ``part`` as it stood at ``fractions`` of the schedule: every
-    run's best validation NMSE up to step ``fraction · steps`` (1.0: the reported ratio; ``steps`` the part's).
-    Rows ``D``, ``fraction``, ``step``, ``ratio`` (``None`` where a configuration has no validation NMSE by then)."""
+    """The :func:`separation_ratios` ratio of each D of ``part`` as it stood at ``fractions`` of the schedule.
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        fractions: Fractions of the part's ``steps``, in (0, 1]; at each, every run's best validation NMSE up
+            to step ``fraction · steps`` counts (1.0: the reported ratio).
+        part: A part of :data:`PAIRWISE_PARTS`.
+
+    Returns:
+        Rows ``D``, ``fraction``, ``step``, ``ratio`` (``None`` where a configuration has no validation NMSE by
+        then).
+    """
     steps = getattr(_params(parameters), PAIRWISE_PARTS[_part_name(part)][1])
     out = []
     for fraction in fractions:
@@ -344,10 +391,17 @@ def retrieval_agreement(layer1: np.ndarray, layer2: np.ndarray, A: np.ndarray, X
     every token t finds ``argmax_s``, orientation ``"A^T"``), in layer 2 the CLS token finds the token whose inner
     maximum is largest (``argmax_s max_t x(s)ᵀA_i x(t)``, or ``argmax_t max_s`` for ``"A^T"``).
 
-    ``layer1``: the first layer's attention weights (B, h, S, S) and ``layer2`` the CLS row of the second (B, h, S),
-    with S = T + 1 (the CLS token last; it is left out as a query and as a key); ``A`` (D, d, d), ``X`` (B, T, d).
-    One row per (layer, head, term, orientation) with ``agreement``, the fraction of queries whose most-attended
-    token is the mechanism's."""
+    Args:
+        layer1: The first layer's attention weights (B, h, S, S), with S = T + 1 (the CLS token last; it is
+            left out as a query and as a key).
+        layer2: The CLS row of the second layer's attention weights (B, h, S).
+        A: The target's matrices A_i (D, d, d).
+        X: The inputs (B, T, d).
+
+    Returns:
+        One row per (layer, head, term, orientation) with ``agreement``, the fraction of queries whose
+        most-attended token is the mechanism's.
+    """
     B, T, _ = X.shape
     if layer1.shape[0] != B or layer1.shape[-1] != T + 1 or layer2.shape[0] != B or layer2.shape[-1] != T + 1:
         raise ValueError(f"attention shapes {layer1.shape}, {layer2.shape} do not match {B} inputs of {T} tokens "
@@ -377,9 +431,17 @@ def model_retrieval_agreement(model: Transformer, A: np.ndarray, X: np.ndarray) 
 
 
 def retrieval_summary(rows: Sequence[dict[str, Any]], threshold: float = RETRIEVAL_THRESHOLD) -> dict[str, Any]:
-    """Per term, the best agreement of any head in each layer (over both orientations), and ``learned``: the
-    number of terms whose best head reaches ``threshold`` in both layers (one head cannot reach it for two
-    terms whose tokens differ)."""
+    """How many of the mechanism's retrievals a model's heads do.
+
+    Args:
+        rows: The rows of :func:`retrieval_agreement`.
+        threshold: The agreement at which a head does a retrieval.
+
+    Returns:
+        ``layer1`` and ``layer2``: per term, the best agreement of any head in that layer (over both
+        orientations); ``learned``: the number of terms whose best head reaches ``threshold`` in both layers
+        (one head cannot reach it for two terms whose tokens differ).
+    """
     terms = sorted({r["term"] for r in rows})
     best = {(layer, i): max(r["agreement"] for r in rows if r["layer"] == layer and r["term"] == i)
             for layer in (1, 2) for i in terms}
@@ -389,10 +451,20 @@ def retrieval_summary(rows: Sequence[dict[str, Any]], threshold: float = RETRIEV
 
 def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_samples: int = 1024,
                     seed: int = 0, part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
-    """For every full-head (D, D) run of ``part`` (:data:`PAIRWISE_PARTS`) of ``parameters`` whose weights ``store``
-    keeps: :func:`retrieval_summary` of the trained model and of the same model at its initialisation, on
-    ``n_samples`` fresh inputs drawn with ``seed``. Rows ``D``, ``seed``, ``learned``, ``layer1``, ``layer2``,
-    ``init_layer1``, ``init_layer2``."""
+    """:func:`retrieval_summary` of every full-head (D, D) run whose weights are kept, trained and at its
+    initialisation.
+
+    Args:
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        store: The run store; runs whose weights it does not keep are left out.
+        n_samples: The number of fresh inputs.
+        seed: The seed of those inputs.
+        part: A part of :data:`PAIRWISE_PARTS`.
+
+    Returns:
+        Rows ``D``, ``seed``, ``learned``, ``layer1``, ``layer2`` (the trained model) and ``init_layer1``,
+        ``init_layer2`` (at its initialisation).
+    """
     part, rows = _part_name(part), []
     for run in EXPERIMENT.runs(parameters):
         t, config = run.tags, run.config
@@ -410,9 +482,17 @@ def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_sample
 
 def head_count_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                      parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """One row per (T, h) of the head-count runs in ``results``: ``T``, ``h``, ``D``, ``nmse`` (minimum over
-    seeds), ``seed_nmse``, ``paper_nmse`` and ``paper_std`` (P1 Table 2, mean and standard deviation over seeds;
-    ``None`` at a T or D the table lacks) and the calculator's :func:`prediction`."""
+    """The single-layer head count beside P1 Table 2.
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+
+    Returns:
+        One row per (T, h) of the head-count runs, sorted: ``T``, ``h``, ``D``, ``nmse`` (minimum over seeds),
+        ``seed_nmse``, ``paper_nmse`` and ``paper_std`` (P1 Table 2, mean and standard deviation over seeds;
+        ``None`` at a T or D the table lacks) and the calculator's :func:`prediction`.
+    """
     p = _params(parameters)
     rows = []
     for row in best_over_seeds(_part(results, "head_count")):

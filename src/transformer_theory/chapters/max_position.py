@@ -134,8 +134,16 @@ EXPERIMENT = Experiment("08_max_position_retrieval", DEFAULTS, lambda values: ru
 # predictions (chapter 06's calculator) and the committed criteria
 # ----------------------------------------------------------------------------------------------
 def predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
-    """The calculator's prediction for every k-th largest configuration of ``p``: one row per
-    (layers, k, T) with the verdict, exponent, regime and formula."""
+    """The calculator's prediction for every k-th largest configuration of ``p``.
+
+    Args:
+        p: The chapter's parameters as a dict (:data:`DEFAULTS` overridden).
+        gamma: The FFN's approximation exponent (:func:`~transformer_theory.infoflow.predict`).
+
+    Returns:
+        One row per (layers, k, T): ``part``, ``layers``, ``heads``, ``k``, ``T``, ``E``, ``efficient``,
+        ``exponent``, ``regime``, ``formula`` and ``reason``.
+    """
     rows = []
     E = p["embed_dim"]
     for part, heads, k in [("one_layer", (1,), k) for k in p["ks"]] + [("two_layer", (1, 1), p["two_layer_k"])]:
@@ -163,10 +171,17 @@ def write_predictions(path: str | Path | None = None) -> Path:
 
 def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """One row per k-th largest configuration and T of ``results`` (the ``(tags, record)`` pairs of
-    :func:`~transformer_theory.chapters.registry.run_experiment`; the probe runs left out): ``part``,
-    ``layers``, ``k``, ``T``, ``nmse`` (best validation NMSE over seeds), ``seed_nmse`` and the calculator's
-    ``predicted_efficient`` and ``predicted_exponent`` (:func:`predictions`)."""
+    """One row per k-th largest configuration and T of ``results`` (the probe runs left out).
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+
+    Returns:
+        Rows sorted by layers, k and T: ``part``, ``layers``, ``k``, ``T``, ``nmse`` (best validation NMSE over
+        seeds), ``seed_nmse`` and the calculator's ``predicted_efficient`` and ``predicted_exponent``
+        (:func:`predictions`).
+    """
     p = EXPERIMENT.parameters(parameters)
     predicted = {(r["part"], r["k"], r["T"]): r for r in predictions(p)}
     rows = best_over_seeds([({k: v for k, v in tags.items() if k != "heads"}, record)
@@ -178,8 +193,20 @@ def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
 
 
 def judge_table(rows: Sequence[dict[str, Any]], two_layer_k: int) -> dict[str, Any]:
-    """:func:`judge` on the rows of :func:`nmse_table` (``ValueError`` naming a configuration without a finite
-    NMSE), with ``agrees``: the two-layer verdict equals the committed prediction at every T."""
+    """:func:`judge` on the rows of :func:`nmse_table`.
+
+    Args:
+        rows: The rows of :func:`nmse_table`.
+        two_layer_k: The k of the two-layer runs.
+
+    Returns:
+        :func:`judge`'s verdicts with ``two_layer_predicted_efficient`` and ``agrees``: the two-layer verdict
+        equals the committed prediction.
+
+    Raises:
+        ValueError: a configuration has no finite NMSE, the two-layer runs are missing, or the two-layer
+            prediction changes with T.
+    """
     nmse = {}
     for r in rows:
         if r["nmse"] is None:
@@ -199,9 +226,23 @@ def judge_table(rows: Sequence[dict[str, Any]], two_layer_k: int) -> dict[str, A
 
 def probe_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], parameters: dict[str, Any] | None,
                 store: RunStore, n_samples: int = 4096, seed: int = 0) -> list[dict[str, Any]]:
-    """:func:`probe_ratios` of every trained probe run of ``results`` (its weights read from ``store``) against
-    the same model at its initialisation, on ``n_samples`` fresh inputs of the probe target drawn with
-    ``seed``: one row per run and layer-1 head, with the run's ``heads``, ``seed`` and ``nmse``."""
+    """:func:`probe_ratios` of every trained probe run of ``results`` against the same model at its
+    initialisation.
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        store: The run store that keeps the probe runs' weights.
+        n_samples: The number of fresh inputs of the probe target.
+        seed: The seed of those inputs.
+
+    Returns:
+        One row per run and layer-1 head: the run's ``heads``, ``seed`` and ``nmse`` and the head's
+        :func:`probe_ratios` row.
+
+    Raises:
+        ValueError: ``results`` hold no probe run.
+    """
     p = EXPERIMENT.parameters(parameters)
     runs = {r.config.key: r.config for r in EXPERIMENT.runs(p) if r.tags["part"] == "probe"}
     tree = targets.pairwise_max(p["probe_D"], d=4, seed=p["target_seed"])
@@ -224,9 +265,22 @@ def _growth(nmse_by_T: dict[int, float]) -> float:
 
 def judge(one_layer: dict[int, dict[int, float]], two_layer: dict[int, float], two_layer_k: int,
           criterion: dict[str, Any] = CRITERION) -> dict[str, Any]:
-    """The committed criteria applied to best NMSEs ``one_layer[k][T]`` and ``two_layer[T]`` (two layers,
-    k = ``two_layer_k``): whether top-1 stayed low, whether each k >= 2 degraded, and whether the two-layer
-    configuration was observed efficient."""
+    """The committed criteria applied to best validation NMSEs.
+
+    Args:
+        one_layer: ``one_layer[k][T]``, the one-layer runs' best NMSE (k = 1 and k = ``two_layer_k`` needed).
+        two_layer: ``two_layer[T]``, the two-layer runs' best NMSE.
+        two_layer_k: The k of the two-layer runs.
+        criterion: The committed criteria (:data:`CRITERION`).
+
+    Returns:
+        ``top1_stays_low``, ``kth_degrades`` (k -> whether the one-layer k >= 2 degraded) and
+        ``two_layer_observed_efficient``.
+
+    Raises:
+        ValueError: fewer than two sequence lengths, a non-positive NMSE, a missing k, or a two-layer largest T
+            other than the one-layer one.
+    """
     c = criterion
     for name, table in [*((f"one-layer k = {k}", v) for k, v in one_layer.items()), ("two-layer", two_layer)]:
         if len(table) < 2:
@@ -248,7 +302,19 @@ def judge(one_layer: dict[int, dict[int, float]], two_layer: dict[int, float], t
 
 
 def probe_observed(rows: list[dict[str, Any]], criterion: dict[str, Any] = CRITERION) -> bool:
-    """The committed probe criterion on :func:`probe_ratios` rows (one per configuration and layer-1 head)."""
+    """The committed probe criterion.
+
+    Args:
+        rows: :func:`probe_table` rows (one per run and layer-1 head, with ``heads``).
+        criterion: The committed criteria (:data:`CRITERION`).
+
+    Returns:
+        Whether every configuration has a head whose ``argmax_ratio`` is at most ``probe_argmax_ratio`` and every
+        such head has a ``second_ratio`` of at least ``probe_second_ratio``.
+
+    Raises:
+        ValueError: ``rows`` is empty.
+    """
     configs: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         configs.setdefault(str(r["heads"]), []).append(r)
@@ -280,7 +346,16 @@ def retrieval_probe(model: Transformer, X: np.ndarray, fit_fraction: float = 0.5
     second-largest attention scores select ``s1(t)`` and ``s2(t)``; an affine map from the post-attention
     state at t (the residual stream after layer 1's SA layer) to the raw token ``x(s1(t))`` (and
     ``x(s2(t))``) is fitted by least squares on the first ``fit_fraction`` of the sequences and its relative
-    error measured on the rest. Returns ``{"head", "argmax_error", "second_error"}`` per head.
+    error measured on the rest.
+
+    Args:
+        model: A model with a layer 1 to probe.
+        X: Inputs (B, T, d).
+        fit_fraction: The fraction of the B sequences the maps are fitted on, in (0, 1).
+
+    Returns:
+        ``{"head", "argmax_error", "second_error"}`` per active head of layer 1 (heads numbered from 1; an error
+        of 1: no better than the mean).
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 3 or X.shape[-1] != model.config.d:
@@ -310,8 +385,18 @@ def retrieval_probe(model: Transformer, X: np.ndarray, fit_fraction: float = 0.5
 
 
 def probe_ratios(trained: Transformer, initial: Transformer, X: np.ndarray) -> list[dict[str, float]]:
-    """:func:`retrieval_probe` of the trained model over that of the same model at its initialisation, per
-    head: ``argmax_ratio`` and ``second_ratio`` (the paper reports 0.08 to 0.84, and about 1.0)."""
+    """:func:`retrieval_probe` of the trained model over that of the same model at its initialisation.
+
+    Args:
+        trained: The trained model.
+        initial: The same model at its initialisation (:func:`~transformer_theory.training.init_model`).
+        X: Inputs (B, T, d).
+
+    Returns:
+        Per head: ``head``, both models' errors (``argmax_trained``, ``argmax_init``, ``second_trained``,
+        ``second_init``) and their ratios ``argmax_ratio`` and ``second_ratio`` (the paper reports 0.08 to 0.84,
+        and about 1.0).
+    """
     rows = []
     for t, i in zip(retrieval_probe(trained, X), retrieval_probe(initial, X)):
         rows.append({"head": t["head"], "argmax_trained": t["argmax_error"], "argmax_init": i["argmax_error"],

@@ -44,8 +44,14 @@ def seed_lists(p: Any, *names: str) -> None:
 
 
 def int_rows(p: Any, name: str, what: str, length: int | None = None) -> None:
-    """``name`` is a non-empty list of non-empty lists of positive integers (``what``: what a row is, for the
-    message), each of ``length`` integers if given; stored as a tuple of tuples."""
+    """``name`` is a non-empty list of non-empty lists of positive integers; stored as a tuple of tuples.
+
+    Args:
+        p: The parameter dataclass being checked (in its ``__post_init__``).
+        name: The field to check.
+        what: What a row is, for the message (``"[h1, h2, E] triples"``).
+        length: The number of integers every row must hold (``None``: any).
+    """
     rows = non_empty_list(name, getattr(p, name), what)
     checked = tuple(tuple(int_list(f"{name}[{i}]", row)) for i, row in enumerate(rows))
     if length is not None and any(len(row) != length for row in checked):

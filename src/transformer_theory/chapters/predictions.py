@@ -17,8 +17,17 @@ from transformer_theory.storage.results import write_json_atomic
 
 
 def write_committed(document: dict[str, Any], default: Path, path: str | Path | None = None) -> Path:
-    """Write a chapter's predictions ``document`` with the git commit and versions to ``path`` (default: the
-    repository's ``default``), atomically; returns the path. Chapters 08, 09 and 12 commit theirs this way."""
+    """Write a chapter's predictions with the git commit and versions, atomically. Chapters 08, 09 and 12 commit
+    theirs this way.
+
+    Args:
+        document: The predictions without the provenance (:func:`calculator_document`).
+        default: Where they are committed, relative to the repository root.
+        path: Where to write them instead (``None``: ``default`` in the repository).
+
+    Returns:
+        The path written.
+    """
     target = Path(path) if path is not None else project_root() / default
     env = environment()
     write_json_atomic(target, {**document, "git": env["git"], "versions": env["versions"]})
@@ -27,8 +36,19 @@ def write_committed(document: dict[str, Any], default: Path, path: str | Path | 
 
 def calculator_document(chapter: str, what: str, p: dict[str, Any], keys: tuple[str, ...], criterion: Any,
                         predictions: list[dict[str, Any]]) -> dict[str, Any]:
-    """A training chapter's committed predictions without the provenance: a description (chapter number and
-    ``what`` it trains), the parameters ``keys`` of ``p`` they were computed for, the criterion and the rows."""
+    """A training chapter's committed predictions without the provenance.
+
+    Args:
+        chapter: The chapter's number (``"08"``), for the description.
+        what: What the chapter trains, for the description.
+        p: The parameters the predictions were computed for.
+        keys: The names of ``p`` to store.
+        criterion: The observation criterion committed with them.
+        predictions: The calculator's rows.
+
+    Returns:
+        ``description``, ``parameters`` (``keys`` of ``p``), ``criterion`` and ``predictions``.
+    """
     return {"description": (f"InfoFlow calculator predictions for chapter {chapter} ({what}), written before its "
                             "networks were trained"),
             "parameters": {k: p[k] for k in keys}, "criterion": criterion, "predictions": predictions}

@@ -70,13 +70,24 @@ def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profi
                    models_per_task: int | None = None, options: TrainOptions = TrainOptions()) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """``(tags, record)`` for every run of experiment ``name`` with ``parameters``.
 
-    ``profile`` (default: the profile the notebook runs under, :func:`~transformer_theory.storage.results.current_profile`)
-    chooses the store.
+    Records come from the store when present; missing runs are trained (see
+    :func:`~transformer_theory.training.distributed.train_runs`) and stored.
 
-    Records come from the store when present (``store``: a folder or :class:`RunStore`; default
-    ``build/runs/<profile>/`` reading the committed ``results/<profile>/runs/`` first); missing runs
-    are trained (see :func:`~transformer_theory.training.distributed.train_runs`, which ``models_per_task``
-    is passed to) and stored.
+    Args:
+        name: The experiment's name (a chapter notebook's stem, :data:`EXPERIMENTS`).
+        parameters: Overrides of the experiment's defaults (``None``: the defaults).
+        profile: The profile whose store is used when ``store`` is not given (default: the profile the notebook
+            runs under, :func:`~transformer_theory.storage.results.current_profile`).
+        store: A folder or :class:`RunStore` (default: ``build/runs/<profile>/``, reading the committed
+            ``results/<profile>/runs/`` first).
+        scheduler: The address of a running Dask scheduler to train the missing runs on.
+        n_workers: Otherwise, the single-threaded workers of a local cluster (default: one per core); ``0``
+            trains in this process.
+        models_per_task: The most models batched into one task (:func:`~transformer_theory.training.plan_tasks`).
+        options: How a task is executed (device, threads, checkpoints, progress).
+
+    Returns:
+        One ``(tags, record)`` pair per run, in the order of the experiment's run list.
     """
     runs = experiment(name).runs(parameters)
     if store is None:

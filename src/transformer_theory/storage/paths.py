@@ -45,14 +45,17 @@ def project_root() -> Path:
 
 
 def notebooks_dir() -> Path:
+    """The chapters' notebooks (``notebooks/``)."""
     return project_root() / "notebooks"
 
 
 def params_dir() -> Path:
+    """The parameter profiles (``params/``)."""
     return project_root() / "params"
 
 
 def build_dir() -> Path:
+    """Everything the runs write outside ``results/`` (``build/``)."""
     return project_root() / "build"
 
 
@@ -78,6 +81,11 @@ def check_writable_file(path: str | os.PathLike, what: str, suffix: str) -> Path
 
     Checked without creating anything: ``path`` must not be a folder and must end in ``suffix``, and the nearest
     existing folder above it must accept a new file (tried with an anonymous temporary file).
+
+    Args:
+        path: The file to be written.
+        what: What the file is, for the message (``"--output"``, ``"results file"``).
+        suffix: The ending its name must have (``".ipynb"``).
     """
     path = Path(path)
     if path.is_dir():
@@ -89,7 +97,12 @@ def check_writable_file(path: str | os.PathLike, what: str, suffix: str) -> Path
 
 
 def check_writable_folder(folder: str | os.PathLike, what: str) -> Path:
-    """``folder`` if it is, or can be created as, a folder that accepts new files; else ``ValueError``."""
+    """``folder`` if it is, or can be created as, a folder that accepts new files; else ``ValueError``.
+
+    Args:
+        folder: The folder to be written in.
+        what: What the folder is, for the message (``"--output"``).
+    """
     folder = Path(folder)
     _check_can_create_in(folder, f"{what} {folder}")
     return folder

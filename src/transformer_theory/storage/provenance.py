@@ -32,6 +32,7 @@ TRACKED_PACKAGES = ("transformer-theory", "numpy", "torch", "matplotlib", "paper
 
 
 def package_versions() -> dict[str, str]:
+    """Python's version and that of each of :data:`TRACKED_PACKAGES` (``"not installed"`` if absent)."""
     versions = {"python": platform.python_version()}
     for name in TRACKED_PACKAGES:
         try:
@@ -102,7 +103,12 @@ def _imported(tree: ast.AST, module: str | None) -> set[str]:
 
 def library_modules(notebook: str | Path, root: Path = PACKAGE_ROOT) -> list[Path]:
     """Files of the package's modules that ``notebook``'s code imports, transitively, with their parent
-    packages' ``__init__.py`` (which run on import), sorted."""
+    packages' ``__init__.py`` (which run on import), sorted.
+
+    Args:
+        notebook: The notebook's path.
+        root: The package's folder (default: this installed package's).
+    """
     nb = nbformat.read(Path(notebook), as_version=4)
     pending = {n for cell in nb.cells if cell.cell_type == "code" for n in _imported(_parse(cell.source), None)}
     seen: dict[str, Path] = {}
@@ -147,6 +153,7 @@ def config_hash(parameters: str, source: str) -> str:
 
 
 def environment() -> dict[str, Any]:
+    """The provenance every record carries: ``versions``, ``platform``, ``machine``, ``executable``, ``git``."""
     return {
         "versions": package_versions(),
         "platform": platform.platform(),

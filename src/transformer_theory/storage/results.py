@@ -34,7 +34,16 @@ _recorded: dict[str, Any] = {}
 
 
 def to_jsonable(value: Any, *, where: str = "value") -> Any:
-    """Convert NumPy scalars/arrays and tuples to plain JSON types; reject what JSON cannot hold."""
+    """Convert NumPy scalars/arrays and tuples to plain JSON types; reject what JSON cannot hold.
+
+    Args:
+        value: The value to convert (dict keys become strings; NaN and infinities the strings ``"nan"``,
+            ``"inf"``, ``"-inf"``; other numbers, such as fractions, floats).
+        where: The value's name, for the message.
+
+    Raises:
+        TypeError: a value of a type JSON cannot hold.
+    """
     if isinstance(value, (np.generic,)):
         value = value.item()
     if isinstance(value, np.ndarray):
@@ -57,7 +66,13 @@ def to_jsonable(value: Any, *, where: str = "value") -> Any:
 
 def write_file_atomic(path: str | os.PathLike, write: Callable[[IO], Any], binary: bool = False) -> None:
     """Write ``path`` atomically: ``write(fh)`` fills a temporary file in the same folder (mode 0644), which is
-    flushed, synced and renamed onto ``path``; on any error the temporary file is removed and ``path`` untouched."""
+    flushed, synced and renamed onto ``path``; on any error the temporary file is removed and ``path`` untouched.
+
+    Args:
+        path: The file to write (missing folders are created).
+        write: Fills the open temporary file it is given.
+        binary: Open the temporary file in binary mode.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

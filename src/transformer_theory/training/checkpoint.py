@@ -22,7 +22,13 @@ CHECKPOINT_FORMAT = 1
 
 
 def save_checkpoint(path: str | os.PathLike, task_key: str, state: dict[str, Any]) -> None:
-    """Write ``state`` for ``task_key`` to ``path`` atomically (temporary file, fsync, rename)."""
+    """Write ``state`` for ``task_key`` to ``path`` atomically (temporary file, fsync, rename).
+
+    Args:
+        path: The checkpoint file (:meth:`~transformer_theory.training.store.RunStore.checkpoint_path`).
+        task_key: The task's key (:meth:`~transformer_theory.training.tasks.Task.key`): only that task reads it.
+        state: What the trainer resumes from (parameters, optimiser, step, data and RNG states, history, time).
+    """
     payload = {"format": CHECKPOINT_FORMAT, "engine_version": ENGINE_VERSION, "task": task_key, **state}
     write_file_atomic(path, lambda fh: torch.save(payload, fh), binary=True)
 

@@ -95,6 +95,7 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        """The run of a :meth:`to_dict` (a stored record's ``config``)."""
         data = dict(data)
         data["model"] = TransformerConfig.from_dict(data["model"])
         data["betas"] = tuple(data["betas"])
@@ -119,8 +120,15 @@ class RunConfig:
 
 
 def config_key(config: dict[str, Any], versions: dict[str, int]) -> str:
-    """The name of a stored run: a hash of its configuration (JSON types) and of the ``versions`` of the code that
-    give it its meaning (``{"engine_version": 1}``); a run of another version gets another name."""
+    """The name of a stored run; a run of another version gets another name.
+
+    Args:
+        config: The run's full configuration, as JSON types.
+        versions: The versions of the code that give the run its meaning (``{"engine_version": 1}``).
+
+    Returns:
+        A 20-character hex digest of both.
+    """
     blob = json.dumps({**versions, "run": config}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 

@@ -35,6 +35,7 @@ class ValidationSet:
 
     @property
     def variance(self) -> np.ndarray:
+        """Var(y) of each output over the validation set (m,)."""
         return self.y.var(axis=0)
 
     def nmse(self, prediction: np.ndarray) -> float:
@@ -88,15 +89,18 @@ class RunData:
         return X, (y - self.mean) / self.std
 
     def unstandardise(self, prediction: np.ndarray) -> np.ndarray:
+        """A prediction of the standardised target (B, m), in the target's own units."""
         return _as_2d(prediction) * self.std + self.mean
 
     def state(self) -> dict[str, Any]:
+        """The training stream's state, for a checkpoint (:meth:`load_state` restores it)."""
         state: dict[str, Any] = {"rng": self.rng.bit_generator.state}
         if self.fixed is not None:
             state.update(order=self.order.tolist(), cursor=self.cursor)
         return state
 
     def load_state(self, state: dict[str, Any]) -> None:
+        """Continue the training stream from a :meth:`state`."""
         self.rng.bit_generator.state = state["rng"]
         if self.fixed is not None:
             self.order, self.cursor = np.asarray(state["order"]), int(state["cursor"])

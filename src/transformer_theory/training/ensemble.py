@@ -45,6 +45,13 @@ def pad_state(state: dict[str, torch.Tensor], shapes: dict[str, torch.Size]) -> 
 
     Head i of a layer owns rows ``i·n … (i+1)·n − 1`` of ``to_q``/``to_k``/``to_v`` and the matching
     columns of ``out``, so the first h heads of the padded model are the h heads of the original.
+
+    Args:
+        state: One model's parameters by name.
+        shapes: The padded shape of each parameter (without the model axis); every name must be in ``state``.
+
+    Returns:
+        The padded parameters by name.
     """
     out = {}
     for name, shape in shapes.items():

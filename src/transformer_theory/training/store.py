@@ -82,10 +82,20 @@ class RecordStore:
         self.read_also = [Path(p) for p in read_also]
 
     def record_path(self, key: str, root: Path | None = None) -> Path:
+        """The file of record ``key`` in the folder ``root`` (default: the store's own)."""
         return (root or self.root) / f"{key}.json"
 
     def read_from(self, root: Path, key: str, valid: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
-        """The record named ``key`` in the folder ``root`` if it is a JSON object for which ``valid`` holds."""
+        """The record named ``key`` in the folder ``root`` if it is a JSON object for which ``valid`` holds.
+
+        Args:
+            root: The folder to read.
+            key: The record's name.
+            valid: The caller's check of the parsed record (e.g. that it belongs to exactly this run).
+
+        Returns:
+            The record, or ``None`` (missing, unreadable, not an object, or refused by ``valid``).
+        """
         try:
             record = json.loads(self.record_path(key, root).read_text())
         except (OSError, ValueError):
@@ -101,6 +111,7 @@ class RecordStore:
         return None
 
     def write(self, key: str, record: dict[str, Any]) -> None:
+        """Write ``record`` as ``<key>.json`` in the store's own folder, atomically."""
         write_json_atomic(self.record_path(key), record)
 
 
@@ -109,9 +120,11 @@ class RunStore(RecordStore):
     checkpoints under ``root``."""
 
     def weights_path(self, key: str) -> Path:
+        """Where the trained weights of run ``key`` are written (``<key>.pt``)."""
         return self.root / f"{key}.pt"
 
     def checkpoint_path(self, task_key: str) -> Path:
+        """Where the unfinished task ``task_key`` keeps its checkpoint (``checkpoints/<task_key>.pt``)."""
         return self.root / "checkpoints" / f"{task_key}.pt"
 
     def _found(self, run: RunConfig, weights: bool) -> tuple[dict[str, Any], Path] | None:
@@ -133,7 +146,16 @@ class RunStore(RecordStore):
         return found[0] if found else None
 
     def put(self, run: RunConfig, record: dict[str, Any], weights: dict[str, torch.Tensor] | None = None) -> None:
-        """Store ``record`` (checked against ``run``) and optionally the trained ``weights``."""
+        """Store ``record`` (checked against ``run``) and optionally the trained ``weights``.
+
+        Args:
+            run: The run the record belongs to.
+            record: Its result record (:func:`~transformer_theory.training.trainer.train_task`).
+            weights: The trained model's ``state_dict`` (``None``: not kept).
+
+        Raises:
+            ValueError: ``record`` is not a valid record of ``run`` (:func:`valid_record`).
+        """
         if not valid_record(record, run):
             raise ValueError(f"record for run {run.key} is inconsistent with the run; not stored")
         if weights is not None:

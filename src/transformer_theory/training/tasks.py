@@ -64,6 +64,7 @@ class Task:
 
     @property
     def keys(self) -> list[str]:
+        """The keys of the task's runs, in order."""
         return [r.key for r in self.runs]
 
     def key(self, options: TrainOptions) -> str:

@@ -84,6 +84,13 @@ def generate_synthetic_data(
     the exact interpolant has loss 0 up to float64 round-off. The torch global RNG is left where
     the official code leaves it, so a model created right after (see :func:`setup_experiment`) gets
     the official initialisation.
+
+    Args:
+        N: The number of sequences.
+        d: The token dimension.
+        n: The tokens per input sequence.
+        seed: Seeds ``random``, NumPy and torch.
+        dtype: ``torch.float32`` or ``torch.float64``: the precision of the data and of the generating block.
     """
     for name, value in (("N", N), ("d", d), ("n", n)):
         positive_int(name, value)
@@ -138,6 +145,13 @@ def setup_experiment(
 
     The model is initialised in float32 (PyTorch's default init, as in the official code) and then
     cast to ``dtype``, so float32 and float64 runs start from the same values.
+
+    Args:
+        N, d, n, seed, dtype: As in :func:`generate_synthetic_data`.
+        ff_width: The hidden width of the model's FF layer.
+
+    Returns:
+        The data and the model (:class:`TikhonovTransformer`).
     """
     data = generate_synthetic_data(N=N, d=d, n=n, seed=seed, dtype=dtype)
     model = TikhonovTransformer(d, ff_width=ff_width).to(dtype)
@@ -149,6 +163,10 @@ def exact_interpolant(data: SyntheticData, h: int = 1) -> dict[str, torch.Tensor
 
     Q = K = 0, V = I, ρ = 0, η = 1, ``ff.0.weight = Uᵀ``, ``ff.0.bias = b``, ``ff.2.weight = Wᵀ``.
     Load it with ``model.load_state_dict(exact_interpolant(data))``.
+
+    Args:
+        data: The synthetic data (its generating block).
+        h: The rank of the model's score matrix (the rows of ``to_q`` and ``to_k``).
     """
     d = data.inputs.shape[-1]
     dt = data.inputs.dtype
@@ -209,6 +227,19 @@ def train_tikhonov(
     to and kept at, e.g. ``{"eta": 0.0}``: a non-residual FF layer, a model class without an exact
     interpolant whose minimal loss stalls at a floor instead of scaling linearly in ε (the
     diagnostic of Paper A §6, see :func:`frozen_eta_loss_bound`).
+
+    Args:
+        model: The model, trained in place.
+        inputs: (N, n, d).
+        targets: (N, 1, d) or (N, d).
+        eps: The weight decay ε, positive.
+        epochs: The number of full-batch steps (and the cosine schedule's length).
+        lr: Adam's learning rate.
+        frozen: Parameter name -> the constant it is set to and kept at.
+        progress: Show a tqdm bar.
+
+    Returns:
+        (epochs,): the data term before each step.
     """
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (eps > 0 and math.isfinite(eps)):
         raise ValueError(f"regularisation eps must be a positive finite number, got {eps!r}")
@@ -252,6 +283,7 @@ class StageResult:
 
     @property
     def min_loss(self) -> float:
+        """The smallest per-epoch data term of the stage."""
         return float(self.losses.min())
 
     @property
@@ -286,6 +318,14 @@ def epsilon_sweep(
 
     For each ε (with its number of epochs) run :func:`train_tikhonov`; each stage records its loss curve and
     the data term and squared norm of the parameters it ends with.
+
+    Args:
+        eps_list: The ε of the successive stages.
+        epochs_list: The epochs of each stage (same length as ``eps_list``).
+        lr, frozen, progress: As in :func:`train_tikhonov` (``model``, ``inputs``, ``targets`` too).
+
+    Returns:
+        One :class:`StageResult` per stage.
     """
     if len(eps_list) != len(epochs_list) or len(eps_list) == 0:
         raise ValueError(

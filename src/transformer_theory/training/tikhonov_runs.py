@@ -57,7 +57,16 @@ class Experiment:
 
 def run_config(experiment: Experiment, N: int, d: int, n: int, seed: int) -> dict[str, Any]:
     """The full configuration of ``experiment`` on the data of ``(N, d, n, seed)``, as JSON types (its name
-    is a label, not part of the run)."""
+    is a label, not part of the run).
+
+    Args:
+        experiment: The stages' ε and epochs and the frozen parameters.
+        N, d, n, seed: The data and initialisation
+            (:func:`~transformer_theory.training.tikhonov.generate_synthetic_data`).
+
+    Raises:
+        ValueError: the stages are empty or unequal in length, or a value is out of range.
+    """
     if len(experiment.eps) != len(experiment.epochs) or not experiment.eps:
         raise ValueError(f"experiment {experiment.name!r}: eps and epochs must be non-empty and of equal length")
     frozen = {str(k): finite_real(f"{experiment.name}: frozen[{k!r}]", v)
@@ -195,6 +204,17 @@ def run_experiments(
     missing runs are trained, longest first, on ``n_workers`` single-threaded local Dask workers (default
     one per core, at most one per run) or on the cluster at ``scheduler``, and stored; ``n_workers=0``
     trains them in this process, one after another. The numbers are the same either way.
+
+    Args:
+        experiments: The runs, with distinct names.
+        N, d, n, seed: The data and initialisation every run shares
+            (:func:`~transformer_theory.training.tikhonov.generate_synthetic_data`).
+        store: A folder or :class:`~transformer_theory.training.store.RecordStore`.
+        n_workers: Local single-threaded workers; ``0``: this process.
+        scheduler: The address of a running Dask scheduler.
+
+    Returns:
+        Experiment name -> (its stages, its training seconds).
     """
     names = [e.name for e in experiments]
     if len(set(names)) != len(names):

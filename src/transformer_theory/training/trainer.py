@@ -42,7 +42,13 @@ def _tensor(batches: list[np.ndarray], dtype: torch.dtype, device: torch.device)
 
 @torch.no_grad()
 def validation_nmse(ensemble: Ensemble, data: list[RunData], inputs: torch.Tensor) -> list[float | None]:
-    """Each model's NMSE on its validation set (``None`` if its predictions are not finite)."""
+    """Each model's NMSE on its validation set (``None`` if its predictions are not finite).
+
+    Args:
+        ensemble: The task's models.
+        data: Each model's data (its validation targets and standardisation).
+        inputs: The validation inputs (K, N, T, d), on the ensemble's device.
+    """
     chunks = [ensemble(inputs[:, i:i + EVAL_CHUNK]) for i in range(0, inputs.shape[1], EVAL_CHUNK)]
     predictions = torch.cat(chunks, dim=1).double().cpu().numpy()
     values = [d.validation.nmse(d.unstandardise(p)) for d, p in zip(data, predictions)]
@@ -59,7 +65,18 @@ def _fmt(values: list[float | None]) -> str:
 def train_task(task: Task, store: RunStore | None = None, options: TrainOptions = TrainOptions(),
                report: Report | None = None) -> list[dict[str, Any]]:
     """Train the runs of ``task`` together and return one result record per run (also stored in
-    ``store``). With a store, the task resumes from its checkpoint there and checkpoints as it goes."""
+    ``store``). With a store, the task resumes from its checkpoint there and checkpoints as it goes.
+
+    Args:
+        task: The runs to train (one batch signature).
+        store: Where the records, weights and checkpoints go (``None``: nothing is stored or resumed).
+        options: How the task is executed (device, compile, threads, checkpoints, progress, weights).
+        report: Called after every validation (:data:`Report`).
+
+    Returns:
+        One record per run, in the task's order: its configuration, metric history, best and final
+        validation NMSE, wall time, task, execution and provenance.
+    """
     if options.threads is not None:
         torch.set_num_threads(options.threads)
     device = torch.device(options.device)

@@ -13,8 +13,8 @@ Parameter bound (this project's, not the paper's constant): in the structured co
   (η, w, two window ends: d + 3), each at most the 8d + 5 of a dense width-4 layer (η, W, U, b);
 * a self-attention layer: ρ, V (c·I, or w wᵀ: at most d) and A (v vᵀ, a bᵀ or c·I: at most 2d), at most 3d + 1,
 
-so one block holds at most 11d + 6; :func:`block_parameter_bound` is 11d + 7 (one number of slack, the
-budget this book has always quoted) and :func:`construction_parameter_bound` = the paper's
+so one block holds at most 11d + 6; :func:`block_parameter_bound` is 11d + 7 (one number of slack; the
+bound chapter 04 quotes) and :func:`construction_parameter_bound` = the paper's
 depth times that: O(d Σ m_j), independent of the input lengths n_j (Theorems 1.6 and 1.8).
 """
 
