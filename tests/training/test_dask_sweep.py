@@ -17,7 +17,7 @@ import psutil
 from tiny_runs import QUIET, tiny_run, restore_threads  # noqa: F401 (autouse fixture)
 from transformer_theory.training import RunStore, TrainOptions, train_runs
 from transformer_theory.training.distributed import reuse_freed_memory
-from transformer_theory.training.jobs import dask_client
+from transformer_theory.training.jobs import current_worker, dask_client
 
 RUNS = [tiny_run(heads, seed, steps=40, eval_every=20) for heads in ((2, 2), (1, 2)) for seed in (0, 1)]
 
@@ -102,6 +102,14 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
         assert not alive, f"left over after SIGKILL of the parent: {[p.cmdline() for p in alive]}"
     finally:
         parent.kill()
+
+
+def test_a_job_knows_whether_it_runs_on_a_worker() -> None:
+    """A training job trains as the options say here, and in one thread reporting Dask events on a worker."""
+    assert current_worker() is None
+    with dask_client(n_workers=1) as client:
+        assert client.submit(lambda: current_worker() is not None, pure=False).result()
+    assert current_worker() is None
 
 
 def test_workers_get_the_allocator_back(monkeypatch) -> None:

@@ -1,5 +1,5 @@
 """The job executor (:func:`run_jobs`) on jobs of its interface alone: costliest first, each key once, stored
-records reused, an inconsistent record refused and not stored."""
+records reused, an inconsistent record refused and not stored; a job of several records in a store of its kind."""
 
 from __future__ import annotations
 
@@ -53,3 +53,48 @@ def test_an_inconsistent_record_is_refused_and_not_stored(tmp_path: Path) -> Non
     assert not list(tmp_path.glob("*.json"))
     with pytest.raises(ValueError, match="workers"):
         run_jobs([Square(3, [])], RecordStore(tmp_path), workers=-1)
+
+
+@dataclass(frozen=True)
+class Powers:
+    """A job giving the records of ``x`` squared and cubed (as a training task gives one per run)."""
+
+    x: int
+    log: list
+
+    @property
+    def key(self) -> str:
+        return f"powers-{self.x}"
+
+    @property
+    def cost(self) -> int:
+        return self.x
+
+    def run(self) -> list[dict[str, Any]]:
+        self.log.append(self.key)
+        return [{"x": self.x, "power": p, "value": self.x ** p} for p in (2, 3)]
+
+
+class PowerStore:
+    """Keeps each record of a :class:`Powers` job under its own key."""
+
+    def __init__(self, root: Path) -> None:
+        self.records, self.root = RecordStore(root), root
+
+    def result(self, job: Powers) -> list[dict[str, Any]] | None:
+        records = [self.records.read(f"{job.x}^{p}", lambda r: r["value"] == job.x ** p) for p in (2, 3)]
+        return None if None in records else records
+
+    def keep(self, job: Powers, result: list[dict[str, Any]]) -> None:
+        for record in result:
+            self.records.write(f"{job.x}^{record['power']}", record)
+
+
+def test_a_job_may_give_several_records(tmp_path: Path) -> None:
+    log: list[str] = []
+    store = PowerStore(tmp_path)
+    results = run_jobs([Powers(2, log), Powers(3, log)], store, workers=0)
+    assert [[r["value"] for r in records] for records in results] == [[4, 8], [9, 27]]
+    (tmp_path / "3^3.json").unlink()  # one record of a job missing: the job runs again
+    assert run_jobs([Powers(2, log), Powers(3, log)], store, workers=0) == results
+    assert log == ["powers-3", "powers-2", "powers-3"]

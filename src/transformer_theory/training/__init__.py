@@ -5,9 +5,9 @@ training chapters, which use the engine, are :mod:`transformer_theory.chapters`;
 * :class:`RunConfig` -- one run (model, target, sizes, optimiser, seed); its ``key`` names it in a store.
 * :func:`register_targets` -- the targets runs can name (:mod:`.registry`; the chapters register theirs).
 * :func:`train_runs` -- the records of a list of runs: reused from a :class:`RunStore`, otherwise trained
-  as batched tasks in this process or on a Dask cluster (:mod:`.distributed`).
-* :func:`~transformer_theory.training.jobs.run_jobs` -- independent jobs of one record each (the Tikhonov runs)
-  in the run store's ``tikhonov/`` and on the same executor (:mod:`.jobs`).
+  as batched tasks, jobs of ``run_jobs``, in this process or on a Dask cluster (:mod:`.distributed`).
+* :func:`~transformer_theory.training.jobs.run_jobs` -- the one executor of independent jobs (:mod:`.jobs`): the
+  engine's tasks and the Tikhonov runs (one record each, in the run store's ``tikhonov/``).
 * :func:`train_task` -- one task: K models in one tensor program (:class:`Ensemble`), AdamW with
   warm-up and cosine schedule, validation NMSE, checkpoints, progress (:mod:`.trainer`).
 """

@@ -1,8 +1,9 @@
-"""Sweeps of runs: the missing runs' tasks trained in this process or as jobs (:class:`TrainingJob`) of the
-project's Dask executor (:mod:`~transformer_theory.training.jobs`).
+"""Sweeps of runs: the missing runs' tasks are jobs (:class:`TrainingJob`) of the project's one executor,
+:func:`~transformer_theory.training.jobs.run_jobs`, trained in this process or on Dask workers, their records
+and weights kept in the run store (:class:`TaskStore`).
 
-The default is a ``LocalCluster`` with one single-threaded worker process per core (two 1-thread
-processes train about 1.7x faster than one 2-thread process on this project's 2-core machines);
+The default is a ``LocalCluster`` with one single-threaded worker process per core, at most one per task
+(two 1-thread processes train about 1.7x faster than one 2-thread process on this project's 2-core machines);
 ``scheduler`` submits the same tasks to an existing cluster instead (``dask scheduler`` plus
 ``dask worker`` processes, or dask-jobqueue on SLURM). Workers write checkpoints and results into
 the store folder (put it on a shared filesystem for a multi-machine cluster); the results also come
@@ -14,11 +15,14 @@ reference, so unpickling imports their modules) and registers them before it tra
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -26,7 +30,7 @@ from tqdm import tqdm
 
 from transformer_theory.checks import non_negative_int
 from transformer_theory.training.config import RunConfig
-from transformer_theory.training.jobs import dask_client, execute
+from transformer_theory.training.jobs import current_worker, run_jobs
 from transformer_theory.training.registry import TargetFunction, register_targets, target_function
 from transformer_theory.training.store import RunStore
 from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
@@ -62,8 +66,9 @@ def reuse_freed_memory() -> bool:
 
 @dataclass(frozen=True)
 class TrainingJob:
-    """A task to train on a Dask worker, with its checkpoints and records in the store at ``root`` (a
-    :class:`~transformer_theory.training.jobs.Job`; its result is each run's record and, if kept, weights)."""
+    """A task to train, with its checkpoints and records in the store at ``root`` (a
+    :class:`~transformer_theory.training.jobs.Job`; its result is each run's record and, from a Dask worker,
+    its weights if kept)."""
 
     task: Task
     root: str
@@ -86,25 +91,56 @@ class TrainingJob:
         return self.task.cost
 
     def run(self) -> list[tuple[dict[str, Any], dict | None]]:
-        """Runs on a Dask worker: train the task (one thread unless the options say otherwise), reporting
-        progress as Dask events."""
-        from distributed import get_worker
-
+        """Train the task; ``(record, weights)`` of each run. In this process: as the options say, the records
+        stored (weights ``None``). On a Dask worker: with the task's targets registered, in one thread unless
+        the options say otherwise, reporting progress as Dask events; the weights, if kept, come back too, for
+        the submitting process to store."""
+        store = RunStore(self.root)
+        worker = current_worker()
+        if worker is None:
+            return [(record, None) for record in train_task(self.task, store, self.options)]
         register_targets(dict(self.targets))
         reuse_freed_memory()
         torch.set_num_threads(self.options.threads or 1)
-        worker = get_worker()
-        store = RunStore(self.root)
         options = replace(self.options, threads=self.options.threads or 1, progress=False)
         records = train_task(self.task, store, options, report=lambda msg: worker.log_event(PROGRESS_TOPIC, msg))
         return [(r, store.weights(run) if options.save_weights else None) for run, r in zip(self.task.runs, records)]
 
 
-def _run_on_dask(client: Any, tasks: list[Task], store: RunStore, options: TrainOptions) -> None:
-    total = sum(t.runs[0].steps for t in tasks)
+class TaskStore:
+    """The results of training jobs (:class:`TrainingJob`) in a run store, for
+    :func:`~transformer_theory.training.jobs.run_jobs`: a job's result is its runs' records, each with its weights
+    where the run's key is in ``with_weights``."""
+
+    def __init__(self, runs: RunStore, with_weights: Collection[str] = ()) -> None:
+        self.runs = runs
+        self.with_weights = with_weights
+
+    @property
+    def root(self) -> Path:
+        return self.runs.root
+
+    def result(self, job: TrainingJob) -> list[dict[str, Any]] | None:
+        """The stored records of the job's runs, or ``None`` if one is missing (see :meth:`RunStore.get`)."""
+        records = [self.runs.get(run, weights=run.key in self.with_weights) for run in job.task.runs]
+        return None if None in records else records
+
+    def keep(self, job: TrainingJob, result: list[tuple[dict[str, Any], dict | None]]) -> None:
+        """Store each run's record and weights (``ValueError`` if a record is inconsistent with its run)."""
+        for run, (record, weights) in zip(job.task.runs, result):
+            self.runs.put(run, record, weights)
+
+
+@contextlib.contextmanager
+def progress_bar(client: Any, jobs: Sequence[TrainingJob],
+                 enabled: bool = True) -> Iterator[Callable[[TrainingJob], None]]:
+    """One tqdm bar over the tasks of ``jobs`` on the Dask ``client`` (a
+    :data:`~transformer_theory.training.jobs.Progress`): the steps of all tasks, from the workers' progress events
+    and each finished job, the best validation NMSE and the ETA."""
     done: dict[str, int] = {}
     best: dict[str, float] = {}
-    bar = tqdm(total=total, desc=f"{len(tasks)} tasks", unit="step", disable=not options.progress, dynamic_ncols=True)
+    bar = tqdm(total=sum(job.task.runs[0].steps for job in jobs), desc=f"{len(jobs)} tasks", unit="step",
+               disable=not enabled, dynamic_ncols=True)
 
     def progress(event: tuple[float, dict[str, Any]]) -> None:
         msg = event[1]
@@ -116,13 +152,13 @@ def _run_on_dask(client: Any, tasks: list[Task], store: RunStore, options: Train
         if best:
             bar.set_postfix_str(f"best nmse {min(best.values()):.2e}", refresh=False)
 
+    def finished(job: TrainingJob) -> None:
+        done[job.task.key(job.options)] = job.task.runs[0].steps
+        bar.update(sum(done.values()) - bar.n)
+
     try:
         client.subscribe_topic(PROGRESS_TOPIC, progress)
-        for job, results in execute([TrainingJob.of(t, str(store.root), options) for t in tasks], client):
-            for run, (record, weights) in zip(job.task.runs, results):
-                store.put(run, record, weights)
-            done[job.task.key(options)] = job.task.runs[0].steps
-            bar.update(sum(done.values()) - bar.n)
+        yield finished
     finally:
         bar.close()
         client.unsubscribe_topic(PROGRESS_TOPIC)
@@ -135,21 +171,18 @@ def train_runs(runs: Sequence[RunConfig], store: RunStore, *, scheduler: str | N
     whose key is in ``with_weights`` is trained again unless its weights are kept too (and readable).
 
     ``scheduler``: address of a running Dask scheduler. Otherwise ``n_workers`` single-threaded
-    workers of a local cluster (default: one per core); ``n_workers=0`` trains in this process, one
-    task after another. ``models_per_task`` bounds the models batched into one task (see
-    :func:`~transformer_theory.training.tasks.plan_tasks`); the plan does not depend on the executor.
+    workers of a local cluster (default: one per core, at most one per task); ``n_workers=0`` trains in this
+    process, one task after another (the costliest first). ``models_per_task`` bounds the models batched into
+    one task (see :func:`~transformer_theory.training.tasks.plan_tasks`); the plan does not depend on the
+    executor.
     """
     if n_workers is not None:
         non_negative_int("n_workers", n_workers)
-    missing = [run for run in runs if store.get(run, weights=run.key in with_weights) is None]
-    tasks = plan_tasks(missing, models_per_task)
-    if tasks and scheduler is None and n_workers == 0:
-        for task in tasks:
-            train_task(task, store, options)
-    elif tasks:
-        with dask_client(scheduler, n_workers) as client:
-            _run_on_dask(client, tasks, store, options)
-    records = [store.get(run, weights=run.key in with_weights) for run in runs]
-    if any(r is None for r in records):
-        raise RuntimeError("some runs did not produce a valid record in the store")
-    return records
+    records = {run.key: store.get(run, weights=run.key in with_weights) for run in runs}
+    missing = [run for run in runs if records[run.key] is None]
+    jobs = [TrainingJob.of(task, str(store.root), options) for task in plan_tasks(missing, models_per_task)]
+    trained = run_jobs(jobs, TaskStore(store, with_weights), scheduler=scheduler, workers=n_workers,
+                       progress=partial(progress_bar, enabled=options.progress))
+    for job, task_records in zip(jobs, trained):
+        records.update(zip(job.task.keys, task_records))
+    return [records[run.key] for run in runs]

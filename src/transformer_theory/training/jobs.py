@@ -1,11 +1,13 @@
-"""Independent jobs and the one executor for them: the engine's training tasks and the Tikhonov runs.
+"""Independent jobs and their one executor, :func:`run_jobs`: the engine's training tasks and the Tikhonov runs.
 
 A :class:`Job` names itself (``key``, also its Dask key), says what it costs (``cost``: the costliest start
-first) and runs (``run()``, in this process or on a Dask worker, so it must pickle). A :class:`StoredJob`
-gives one record and checks one (``valid``); :func:`run_jobs` keeps such records in a
-:class:`~transformer_theory.training.store.RecordStore` under their keys. The engine's tasks give a record per
-run and store them with their weights (:func:`~transformer_theory.training.distributed.train_runs`), on the
-same executor (:func:`execute` on a :func:`dask_client`).
+first) and runs (``run()``, in this process or on a Dask worker, so it must pickle). Its result is kept in a
+:class:`JobStore`, which also says whether it already holds a job's whole, valid result (then the job is not
+run). A :class:`StoredJob` gives one record and checks one (``valid``), kept by a
+:class:`~transformer_theory.training.store.RecordStore` under the job's key (the Tikhonov runs); a training
+task gives a record per run, kept with the runs' weights in the run store
+(:class:`~transformer_theory.training.distributed.TrainingJob`,
+:func:`~transformer_theory.training.distributed.train_runs`).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
 from transformer_theory.checks import non_negative_int
 from transformer_theory.storage.paths import build_dir
-from transformer_theory.training.store import RecordStore
 
 #: Seconds to wait for an existing scheduler (``scheduler=``, ``--scheduler``) to answer before giving up.
 CONNECT_TIMEOUT_S = 5
@@ -46,6 +49,26 @@ class StoredJob(Job, Protocol):
     def valid(self, record: dict[str, Any]) -> bool:
         """Whether ``record`` is an intact result of exactly this job (else it is run again)."""
         ...
+
+
+class JobStore(Protocol):
+    """Where :func:`run_jobs` finds and keeps the results of its jobs (in the folder ``root``)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    def result(self, job: Any) -> Any | None:
+        """The result of ``job`` as stored, if whole and valid; else ``None`` (the job is run)."""
+        ...
+
+    def keep(self, job: Any, result: Any) -> None:
+        """Check the ``result`` that ``job`` returned and store it (an error if it is inconsistent)."""
+        ...
+
+
+#: Shows the progress of jobs on a Dask client: called with the client and the jobs submitted to it, it gives
+#: a context (entered before the first result, left after the last) whose value is called as each job finishes.
+Progress = Callable[[Any, Sequence[Job]], AbstractContextManager[Callable[[Job], None]]]
 
 
 def scratch_folder() -> Path:
@@ -118,43 +141,57 @@ def execute(jobs: Sequence[Job], client: Any) -> Iterator[tuple[Job, Any]]:
         yield futures[future], future.result()
 
 
-def run_jobs(jobs: Sequence[StoredJob], store: RecordStore, *, scheduler: str | None = None,
-             workers: int | None = None) -> list[dict[str, Any]]:
-    """The records of ``jobs`` (in order): a valid record in ``store`` is reused, the missing jobs are run and
-    their records checked and written.
+def current_worker() -> Any | None:
+    """The Dask worker this code runs on, or ``None`` in a plain process (where distributed need not be imported)."""
+    if "distributed" not in sys.modules:
+        return None
+    from distributed import get_worker
+
+    try:
+        return get_worker()
+    except ValueError:  # not in a worker's task
+        return None
+
+
+def run_jobs(jobs: Sequence[Job], store: JobStore, *, scheduler: str | None = None, workers: int | None = None,
+             progress: Progress | None = None) -> list[Any]:
+    """The results of ``jobs`` (in order): a valid result in ``store`` is reused, the missing jobs are run and
+    their results checked and kept there.
 
     Args:
-        jobs: jobs of one record each; jobs with the same key run once.
-        store: where the records are read and written.
+        jobs: independent jobs; jobs with the same key run once.
+        store: where the results are read and kept: a
+            :class:`~transformer_theory.training.store.RecordStore` for jobs of one record
+            (:class:`StoredJob`), or a store of the jobs' own kind.
         scheduler: address of a running Dask scheduler to run the missing jobs on.
         workers: otherwise, the single-threaded workers of a local cluster (default: one per core, at most one
             per missing job); ``0`` runs the jobs in this process, costliest first.
+        progress: shows the progress of the jobs run on Dask (none: nothing is shown).
 
     Raises:
-        RuntimeError: a job returned a record that its ``valid`` refuses.
+        RuntimeError: a job left no valid result in ``store``; and whatever ``store.keep`` raises for an
+            inconsistent result (a :class:`~transformer_theory.training.store.RecordStore`: ``RuntimeError``).
     """
     if workers is not None:
         non_negative_int("workers", workers)
-    missing: dict[str, StoredJob] = {}
+    missing: dict[str, Job] = {}
     for job in sorted(jobs, key=lambda j: -j.cost):
-        if job.key not in missing and store.read(job.key, job.valid) is None:
+        if job.key not in missing and store.result(job) is None:
             missing[job.key] = job
-
-    def keep(job: StoredJob, record: dict[str, Any]) -> None:
-        if not job.valid(record):
-            raise RuntimeError(f"job {job.key}: the run returned an inconsistent record; not stored")
-        store.write(job.key, record)
-
-    if missing and scheduler is None and workers == 0:
-        for job in missing.values():
-            keep(job, job.run())
-    elif missing:
-        n_workers = None if scheduler is not None else min(workers or os.cpu_count() or 1, len(missing))
+    todo = list(missing.values())
+    if todo and scheduler is None and workers == 0:
+        for job in todo:
+            store.keep(job, job.run())
+    elif todo:
+        n_workers = None if scheduler is not None else min(workers or os.cpu_count() or 1, len(todo))
         with dask_client(scheduler, n_workers) as client:
-            for job, record in execute(list(missing.values()), client):
-                keep(job, record)
-    records = [store.read(job.key, job.valid) for job in jobs]
-    for job, record in zip(jobs, records):
-        if record is None:
+            shown = progress(client, todo) if progress else contextlib.nullcontext(lambda job: None)
+            with shown as finished:
+                for job, result in execute(todo, client):
+                    store.keep(job, result)
+                    finished(job)
+    results = [store.result(job) for job in jobs]
+    for job, result in zip(jobs, results):
+        if result is None:
             raise RuntimeError(f"job {job.key} did not produce a valid record in {store.root}")
-    return records
+    return results

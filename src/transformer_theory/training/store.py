@@ -12,8 +12,9 @@ checkpoints in ``checkpoints/``.
 Locations: ``build/runs/<profile>/`` by default; the committed book-profile runs live in
 ``results/<profile>/runs/`` and are read first (:func:`default_store`); ``$TRANSFORMER_THEORY_RUNS``
 replaces both (``make reproduce`` trains into a fresh store). :class:`RecordStore` is the same store for
-records of any kind (the Tikhonov runs of :mod:`~transformer_theory.training.tikhonov` use it, in the
-subfolder ``tikhonov/``).
+records of any kind, and keeps the results of jobs of one record for
+:func:`~transformer_theory.training.jobs.run_jobs` (the Tikhonov runs of
+:mod:`~transformer_theory.training.tikhonov_runs`, in the subfolder ``tikhonov/``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from transformer_theory.models.transformer import Transformer
 from transformer_theory.storage.paths import run_store_folders
 from transformer_theory.storage.results import write_json_atomic
 from transformer_theory.training.config import ENGINE_VERSION, RunConfig
+from transformer_theory.training.jobs import StoredJob
 
 
 def _is_nmse(value: Any) -> bool:
@@ -113,6 +115,17 @@ class RecordStore:
     def write(self, key: str, record: dict[str, Any]) -> None:
         """Write ``record`` as ``<key>.json`` in the store's own folder, atomically."""
         write_json_atomic(self.record_path(key), record)
+
+    def result(self, job: StoredJob) -> dict[str, Any] | None:
+        """The record of ``job`` (under its key, checked by its ``valid``), or ``None``: a
+        :class:`~transformer_theory.training.jobs.JobStore` of jobs of one record."""
+        return self.read(job.key, job.valid)
+
+    def keep(self, job: StoredJob, record: dict[str, Any]) -> None:
+        """Write the record that ``job`` returned under its key (``RuntimeError`` if ``valid`` refuses it)."""
+        if not job.valid(record):
+            raise RuntimeError(f"job {job.key}: the run returned an inconsistent record; not stored")
+        self.write(job.key, record)
 
 
 class RunStore(RecordStore):
