@@ -22,6 +22,7 @@ from transformer_theory.chapters import experiment
 from transformer_theory.training import RunStore
 from transformer_theory.chapters import aggregation, intrinsic_dimension, max_position, triangle_center
 from transformer_theory.chapters.depth_separation import MIN_RATIO, nmse_table, separation
+from transformer_theory.infoflow.efficiency import observed_efficient
 
 RESULTS = ROOT / "results" / "book"
 NOTEBOOKS = list_notebooks()
@@ -233,3 +234,15 @@ def test_predictions_were_committed_before_the_runs() -> None:
     for key in sorted({rec["key"] for _, rec in results})[:5]:  # a sample: git log per file is slow
         record_added = commit_that_added(f"results/book/runs/{key}.json")
         assert record_added is not None and record_added != added and is_ancestor(added, record_added)
+
+
+@pytest.mark.parametrize("stem", ["07_depth_separation", "08_max_position_retrieval", "10_intrinsic_dimension"])
+def test_the_books_efficiency_verdicts_follow_the_one_criterion(stem) -> None:
+    """Issue 25's one criterion: the verdicts chapters 07, 08 and 10 recorded are those of
+    :func:`~transformer_theory.infoflow.efficiency.observed_efficient` on the NMSEs they recorded beside them, and
+    chapter 12's committed criterion holds the same numbers (``tests/infoflow/test_heldout.py``)."""
+    rows = load(stem)["values"]["book_efficiency"]
+    assert rows and all(len(r["nmse_by_T"]) >= 2 for r in rows)
+    for r in rows:
+        assert r["observed_efficient"] == observed_efficient({int(T): v for T, v in r["nmse_by_T"].items()}), r
+        assert r["agrees"] == (r["observed_efficient"] == r["predicted_efficient"]), r

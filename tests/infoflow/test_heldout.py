@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pytest
 
+from transformer_theory.infoflow.efficiency import EFFICIENCY, observed_efficient
 from transformer_theory.infoflow.heldout import (CRITERION, PREDICTIONS_FILE, TREES, agreement, configurations,
-                                                 exponent_claim_holds, observed_efficient, predictions,
-                                                 predictions_document, scoreboard)
+                                                 exponent_claim_holds, predictions, predictions_document, scoreboard)
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import experiment_configs
 from transformer_theory.chapters.predictions import write_predictions
@@ -65,7 +65,9 @@ def test_the_pointer_and_rank_predictions_use_doubling():
     assert [p["exponent"] for p in size if p["T"] == 32] == [7.0, 3.0, 2.0]  # T d/E - 1, floored at 2
 
 
-def test_the_observation_criterion():
+def test_the_observation_criterion_is_the_books():
+    """Chapter 12's committed criterion and the book's one criterion (chapters 07, 08, 10) are the same numbers."""
+    assert {k: CRITERION[k] for k in EFFICIENCY} == EFFICIENCY == {"nmse_threshold": 1e-2, "max_growth": 4.0}
     t, g = CRITERION["nmse_threshold"], CRITERION["max_growth"]
     assert observed_efficient({8: 2e-3, 16: 3e-3})
     assert not observed_efficient({8: 2e-3, 16: 1.5 * t})           # above the threshold at the largest T

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from transformer_theory.infoflow.efficiency import EFFICIENCY
 from transformer_theory.pipeline import claims
 from transformer_theory.pipeline.notebooks import list_notebooks
 
@@ -92,3 +93,10 @@ def test_the_page_links_every_chapter_and_counts_the_verdicts(tmp_path: Path) ->
         assert f"(notebooks/{r['chapter']}.ipynb)" in text
     assert sum(text.count(f"**{v}**") for v in claims.VERDICTS) == len(rows)
     assert ("Not yet judged" in text) == (len(rows) < len(every))
+
+
+def test_the_page_states_the_books_one_efficiency_criterion() -> None:
+    text = claims.claims_page()
+    assert "**What \"efficient\" means in this book.**" in text
+    assert f"at most {EFFICIENCY['nmse_threshold']:g} and at most {EFFICIENCY['max_growth']:g} times" in text
+    assert "`transformer_theory.infoflow.efficiency.EFFICIENCY`" in text

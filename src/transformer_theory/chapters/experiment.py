@@ -10,11 +10,13 @@ of the book's experiments is :data:`transformer_theory.chapters.registry.EXPERIM
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from transformer_theory.checks import positive_int, seed_value
+from transformer_theory.infoflow.efficiency import observed_efficient
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.training.config import RunConfig
 
@@ -212,6 +214,37 @@ def curve_summary(record: Mapping[str, Any]) -> dict[str, Any]:
 
     return {"best_nmse": best, "best_step": record["best_step"], "steps": total, "final_nmse": record["final_nmse"],
             "late_gain": gain(0.75), "half_gain": gain(0.5)}
+
+
+def book_efficiency(rows: Sequence[Mapping[str, Any]], by: Sequence[str]) -> list[dict[str, Any]]:
+    """The book's criterion for "observed efficient" (:data:`~transformer_theory.infoflow.efficiency.EFFICIENCY`)
+    on a chapter's table.
+
+    Args:
+        rows: Table rows with ``T``, ``nmse`` (best validation NMSE; ``None``: every run diverged) and optionally
+            ``predicted_efficient``.
+        by: The keys that name a configuration (its rows at the different T are judged together).
+
+    Returns:
+        One row per configuration trained at two or more T, in the order of first appearance: the ``by`` values,
+        ``nmse_by_T``, ``observed_efficient`` and ``predicted_efficient`` (``None`` where the rows lack it or
+        disagree), and ``agrees`` (``None`` without a prediction).
+    """
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(repr([r[k] for k in by]), []).append(r)
+    out = []
+    for members in groups.values():
+        nmse = {m["T"]: math.inf if m["nmse"] is None else m["nmse"] for m in members}
+        if len(nmse) < 2:
+            continue
+        predicted = {m.get("predicted_efficient") for m in members}
+        pred = predicted.pop() if len(predicted) == 1 else None
+        observed = observed_efficient(nmse)
+        out.append({**{k: members[0][k] for k in by}, "nmse_by_T": dict(sorted(nmse.items())),
+                    "observed_efficient": observed, "predicted_efficient": pred,
+                    "agrees": None if pred is None else observed == pred})
+    return out
 
 
 def training_seconds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> float:

@@ -23,13 +23,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from transformer_theory.checks import is_real, positive_real
+from transformer_theory.checks import positive_real
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
+from transformer_theory.infoflow.efficiency import EFFICIENCY, observed_efficient
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.infoflow.trees import Bilinear, Custom, Linear, Positions, Reduction, Tree
 
-__all__ = ["HeldOut", "CRITERION", "TREES", "configurations", "predictions", "observed_efficient",
+__all__ = ["HeldOut", "CRITERION", "TREES", "configurations", "predictions",
            "exponent_claim_holds", "scoreboard", "agreement", "predictions_document", "PREDICTIONS_FILE"]
 
 #: Where the predictions are committed, relative to the repository root.
@@ -45,8 +46,7 @@ CRITERION: dict[str, Any] = {
     "statistic": ("best validation NMSE: the minimum over seeds (at least 2) and checkpoints of "
                   "mean((y_hat - y)^2) / Var(y) on at least 4096 fresh samples from the target's input "
                   "distribution, at the configuration's embedding dimension E"),
-    "nmse_threshold": 1e-2,
-    "max_growth": 4.0,
+    **EFFICIENCY,  # nmse_threshold 1e-2, max_growth 4: the book's criterion is this one
     "efficient_if": ("observed efficient iff the best validation NMSE at the largest sequence length is at most "
                      "nmse_threshold AND at most max_growth times the best validation NMSE at the smallest "
                      "sequence length; otherwise observed inefficient"),
@@ -250,19 +250,6 @@ def predictions(eps: float = EPS, gamma: float = GAMMA) -> list[dict[str, Any]]:
                     "seq_lens": list(c.seq_lens), "model_sizes": list(c.model_sizes), "claim": c.claim,
                     "tests": c.tests, "predicted_efficient": verdicts.pop(), "predictions": rows})
     return out
-
-
-def observed_efficient(nmse_by_T: Mapping[int, float], criterion: Mapping[str, Any] = CRITERION) -> bool:
-    """The fixed observation criterion: efficient iff the best NMSE at the largest T is at most the
-    threshold and at most ``max_growth`` times the best NMSE at the smallest T. A length whose runs all
-    diverged has no finite NMSE: pass ``math.inf`` (it meets no threshold)."""
-    if len(nmse_by_T) < 2:
-        raise ValueError(f"the criterion compares at least two sequence lengths, got {sorted(nmse_by_T)}")
-    for T, v in nmse_by_T.items():
-        if not (is_real(v) and v > 0):  # inf allowed, NaN and non-positive values refused
-            raise ValueError(f"best NMSE at T = {T} must be a positive number or inf, got {v!r}")
-    lo, hi = nmse_by_T[min(nmse_by_T)], nmse_by_T[max(nmse_by_T)]
-    return hi <= criterion["nmse_threshold"] and hi <= criterion["max_growth"] * lo
 
 
 def exponent_claim_holds(rows: list[Mapping[str, Any]], criterion: Mapping[str, Any] = CRITERION) -> bool | None:
