@@ -51,6 +51,13 @@ class TransformerConfig:
     ``active_heads`` (``None``: all) keeps the first ``active_heads[l]`` heads of layer l and masks the
     others, so models with different head counts share one tensor program. ``cls_only_last`` computes
     only the CLS query in the last block (the output is the same: only the CLS token is read out).
+
+    ``joint_positions`` encodes each token with its position, as the token map of InfoFlow's predecessor
+    (Yu et al., ICLR 2026) does: a learned (max_len, encoder_width) table P enters the encoder's hidden
+    pre-activation, ``Pφ(x(t), t) = W₂ relu(W₁ x(t) + b₁ + P[t]) + b₂``, instead of (not besides) the residual
+    stream's positional encoding, so position can route content through the ReLU. It needs ``max_len`` and
+    an encoder; when False (the default) it is left out of :meth:`to_dict`, so existing run keys stay as
+    they were.
     """
 
     d: int
@@ -78,6 +85,7 @@ class TransformerConfig:
     cls_only_last: bool = False
     active_heads: tuple[int, ...] | None = None
     dtype: str = "float32"
+    joint_positions: bool = False
 
     def __post_init__(self) -> None:
         positive_int("d", self.d)
@@ -104,6 +112,11 @@ class TransformerConfig:
                              "(encoder_width)")
         if self.max_len is not None:
             positive_int("max_len", self.max_len)
+        if not isinstance(self.joint_positions, bool):
+            raise ValueError(f"joint_positions must be a bool, got {self.joint_positions!r}")
+        if self.joint_positions and (self.max_len is None or self.encoder_width is None):
+            raise ValueError("joint_positions needs max_len and an encoder (encoder_width): the positions enter "
+                             "the encoder's hidden layer")
         if self.readout_dim is not None:
             positive_int("readout_dim", self.readout_dim)
             if not self.cls_token:
@@ -130,8 +143,12 @@ class TransformerConfig:
         return self.value_dim if self.value_dim is not None else self.head_dim
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able values (tuples as lists)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """Plain JSON-able values (tuples as lists); ``joint_positions`` only when set (the keys of runs that
+        predate it stay as they were)."""
+        data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        if not self.joint_positions:
+            del data["joint_positions"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TransformerConfig":

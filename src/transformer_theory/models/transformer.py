@@ -2,9 +2,11 @@
 
 ``X⁰ = [Pφ(x(1)) + p(1), …, Pφ(x(T)) + p(T), ĉ₀]`` (Pφ a two-layer ReLU MLP, p a learned absolute
 positional encoding, ĉ₀ a trainable CLS token), then the blocks, then a linear readout of the CLS token:
-the multi-layer model of InfoFlow (Yu et al. 2026, §4) built on its predecessor's eq. 4. Without
-encoder, CLS and readout the model maps the token sequence to the token sequence, as Paper A's
-transformers do (Alcalde, Fantuzzi, Zuazua 2025, §2).
+the multi-layer model of InfoFlow (Yu et al. 2026, §4) built on its predecessor's eq. 4. With
+``joint_positions`` the encoder reads each token with its position, as the token map of InfoFlow's
+predecessor (Yu et al., ICLR 2026) does: ``Pφ(x(t), t) = W₂ relu(W₁ x(t) + b₁ + P[t]) + b₂`` with a learned
+table P (max_len, encoder_width), and no p(t) is added. Without encoder, CLS and readout the model maps the
+token sequence to the token sequence, as Paper A's transformers do (Alcalde, Fantuzzi, Zuazua 2025, §2).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from transformer_theory.models.block import Block
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.linear import Linear
 
-#: Standard deviation of the initial CLS token and positional encoding (nanoGPT's embedding init).
+#: Standard deviation of the initial CLS token and positional encodings (nanoGPT's embedding init).
 EMBEDDING_INIT_STD = 0.02
 
 
@@ -63,7 +65,9 @@ class Transformer(nn.Module):
                 return nn.Parameter(torch.empty(models, *shape, dtype=dtype))
             return nn.Parameter(torch.randn(*shape, dtype=dtype) * EMBEDDING_INIT_STD)
 
-        self.pos = embedding(c.max_len, E) if c.max_len else None
+        # joint_positions: the table enters the encoder's hidden layer (width encoder_width), not the stream
+        self.pos = embedding(c.max_len, E) if c.max_len and not c.joint_positions else None
+        self.encoder_pos = embedding(c.max_len, c.encoder_width) if c.joint_positions else None
         self.cls = embedding(E) if c.cls_token else None
         self.blocks = nn.ModuleList(Block(c, layer, models) for layer in range(c.n_layers))
         self.readout = Linear(E, c.readout_dim, **factory) if c.readout_dim is not None else None
@@ -84,14 +88,26 @@ class Transformer(nn.Module):
         output = self.readout(h[..., -1, :]) if self.readout is not None else h
         return Trace(tokens, tuple(attention), tuple(post_attention), tuple(states), output)
 
+    def positions(self, table: torch.Tensor, T: int) -> torch.Tensor:
+        """The first T rows of a positional ``table`` (max_len, w), or (K, max_len, w) with a model axis, shaped
+        to add to (..., T, w), or to (K, B, T, w)."""
+        max_len = table.shape[-2]
+        if T > max_len:
+            raise ValueError(f"sequence length {T} exceeds the positional encoding's max_len {max_len}")
+        return table[:T] if self.models is None else table[:, None, :T]
+
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        """The encoder on the tokens (..., T, d): Pφ(x(t)), or Pφ(x(t), t) with ``joint_positions``."""
+        if self.encoder_pos is None:
+            return self.encoder(x)
+        first, relu, second = self.encoder
+        return second(relu(first(x) + self.positions(self.encoder_pos, x.shape[-2])))
+
     def embed(self, x: torch.Tensor) -> torch.Tensor:
         """X⁰: the encoder (if any), the positional encoding (if any) and the CLS token (if any) appended."""
-        h = self.encoder(x) if self.encoder is not None else x
+        h = self.encode(x) if self.encoder is not None else x
         if self.pos is not None:
-            T, max_len = h.shape[-2], self.pos.shape[-2]  # pos: (max_len, E), or (K, max_len, E) with a model axis
-            if T > max_len:
-                raise ValueError(f"sequence length {T} exceeds the positional encoding's max_len {max_len}")
-            h = h + (self.pos[:T] if self.models is None else self.pos[:, None, :T])
+            h = h + self.positions(self.pos, h.shape[-2])
         if self.cls is not None:
             cls = self.cls if self.models is None else self.cls[:, None, :]  # (K, 1, E) against (K, B, T, E)
             h = torch.cat([h, cls.unsqueeze(-2).expand(*h.shape[:-2], 1, h.shape[-1])], dim=-2)

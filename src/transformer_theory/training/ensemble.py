@@ -95,7 +95,7 @@ class Ensemble:
         return per_model.sum(), per_model
 
     def parameter_groups(self, weight_decay: float) -> list[dict]:
-        """AdamW groups: weight matrices and the positional encoding decay; biases, ρ, η and CLS do not."""
+        """AdamW groups: weight matrices and the positional encodings decay; biases, ρ, η and CLS do not."""
         params = list(self.module.parameters())
         return [{"params": [p for p in params if p.dim() >= 3], "weight_decay": weight_decay},
                 {"params": [p for p in params if p.dim() < 3], "weight_decay": 0.0}]
