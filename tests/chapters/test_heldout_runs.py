@@ -4,6 +4,8 @@ positional encoding, three layers, uneven heads) actually train."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -32,7 +34,7 @@ def test_the_notebook_trains_what_the_train_command_trains() -> None:
 
 
 def test_every_configuration_at_every_width_length_and_seed() -> None:
-    runs = experiment(NAME).runs()
+    runs = experiment(NAME).runs({"joint_positions": []})
     expected = {(c.name, E, T, s) for c in configurations() for E in c.model_sizes or (c.embed_dim,)
                 for T in c.seq_lens for s in DEFAULTS["seeds"]}
     assert {(r.tags["name"], r.tags["E"], r.tags["T"], r.tags["seed"]) for r in runs} == expected
@@ -49,8 +51,24 @@ def test_every_configuration_at_every_width_length_and_seed() -> None:
         np.testing.assert_array_equal(tree(X), own(X))  # the run trains on the configuration's own tree
 
 
+def test_the_model_check_encodes_token_and_position_jointly() -> None:
+    """Issue 25: split_positions again, with (token, position) encoded jointly, outside the scoreboard."""
+    runs = experiment(NAME).runs({"configurations": ["split_positions (1,)"]})
+    joint = [r for r in runs if r.tags["joint"]]
+    plain = [r for r in runs if not r.tags["followup"]]
+    assert len(joint) == len(plain) == 2 * 2 and all(r.tags["followup"] for r in joint)
+    for a, b in zip(plain, joint):
+        assert b.config.model.joint_positions and not a.config.model.joint_positions
+        assert b.config.model == replace(a.config.model, joint_positions=True) and b.config.key != a.config.key
+        assert (a.tags["T"], a.tags["seed"], a.config.steps) == (b.tags["T"], b.tags["seed"], b.config.steps)
+    with pytest.raises(ValueError, match="joint_positions: 'shifted_max \\(1,\\)' has no positional encoding"):
+        experiment(NAME).runs({"joint_positions": ["shifted_max (1,)"]})
+    with pytest.raises(ValueError, match="joint_positions must be a list"):
+        experiment(NAME).runs({"joint_positions": "split_positions (1,)"})
+
+
 def test_followups_are_tagged_and_checked() -> None:
-    runs = experiment(NAME).runs({"configurations": ["shifted_max (1,)"],
+    runs = experiment(NAME).runs({"configurations": ["shifted_max (1,)"], "joint_positions": [],
                                   "followups": [["k_hop(2) (1,1)", [2, 3], 12000]]})
     extra = [r for r in runs if r.tags["followup"]]
     assert len(runs) == 4 + 4 and len(extra) == 4
@@ -90,7 +108,8 @@ def test_the_parameters_are_checked_once_on_construction_and_followups_may_be_em
     p = HeldOutParameters(**{**DEFAULTS, "followups": [["shifted_max (1,)", [2], 30]]})
     assert p.followups == (("shifted_max (1,)", (2,), 30),) and p.configurations == () and p.seeds == (0, 1)
     assert DEFAULTS["configurations"] == [] and DEFAULTS["followups"] == []  # every configuration, no follow-ups
-    assert experiment(NAME).optional == ("followups",)
+    assert experiment(NAME).optional == ("followups", "joint_positions")
+    assert DEFAULTS["joint_positions"] == ["split_positions (1,)"]
 
 
 def test_best_nmse_leaves_followups_out() -> None:

@@ -107,7 +107,7 @@ def seed_list(name: str, values: Any) -> list[int]:
 
 def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head_dim: int, ffn_width: int, *,
                    d: int = 4, max_len: int | None = None, encoder_width: int | None = None,
-                   readout_dim: int = 1) -> TransformerConfig:
+                   readout_dim: int = 1, joint_positions: bool = False) -> TransformerConfig:
     """The InfoFlow/P1 model every chapter trains (the one builder of its configuration).
 
     Args:
@@ -120,13 +120,15 @@ def infoflow_model(p: dict[str, Any], heads: Sequence[int], embed_dim: int, head
         max_len: Learned positions up to this sequence length (``None``: no positional encoding).
         encoder_width: The encoder's hidden width (``None``: ``p["encoder_width"]``).
         readout_dim: The output dimension of the CLS readout.
+        joint_positions: Encode (token, position) jointly inside the encoder instead of adding positions after it.
 
     Returns:
         The model's configuration.
     """
     return TransformerConfig(d=d, heads=tuple(heads), embed_dim=embed_dim, head_dim=head_dim, ffn_width=ffn_width,
                              encoder_width=p["encoder_width"] if encoder_width is None else encoder_width,
-                             max_len=max_len, cls_token=True, readout_dim=readout_dim, cls_only_last=True)
+                             max_len=max_len, cls_token=True, readout_dim=readout_dim, cls_only_last=True,
+                             joint_positions=joint_positions)
 
 
 def experiment_run(p: dict[str, Any], model: TransformerConfig, target: str, target_args: dict, seq_len: int,
