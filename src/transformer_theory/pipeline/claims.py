@@ -232,11 +232,18 @@ def _ablation(v: Values, p: Values) -> Judged:
         return None
     rows = {r["arm"]: r for r in v["ablation_table"]}
     base, wide = rows["baseline"], rows["wide FFN"]
+    doubled = {r["arm"]: r for r in v.get("doubled_table", [])}
+    later = ""
+    if {"baseline", "wide FFN"} <= set(doubled):
+        b2, w2 = doubled["baseline"], doubled["wide FFN"]
+        later = (f"; at {w2['steps']} steps (budget check, seed {w2['seeds'][0]}): {_g(b2['ratio'])} → "
+                 f"{_g(w2['ratio'])}, {w2['retrieved_terms']} of {base['D']} terms retrieved")
     return ("(this book's own, committed before the runs) only the wide FFN helps",
-            f"ratio {_g(base['ratio'])} → {_g(wide['ratio'])} with the wide FFN; arms that help: "
-            f"{', '.join(v['arms_that_help']) or 'none'}", _yes(bool(check["held"]), "reproduced"),
+            f"ratio {_g(base['ratio'])} → {_g(wide['ratio'])} with the wide FFN at {base['steps']} steps{later}",
+            _yes(bool(check["held"]), "reproduced"),
             f"{len(rows)} arms at D = {base['D']}, T = {base['T']}, {base['steps']} steps, {len(base['seeds'])} "
-            "seeds; an arm helps when its ratio is ≥ 2 times the baseline's and its (D, D) NMSE is lower")
+            "seeds; an arm helps when its ratio is ≥ 2 times the baseline's and its (D, D) NMSE is lower"
+            + ("; the wide FFN helps only at twice the budget" if doubled.get("wide FFN", {}).get("helps") else ""))
 
 
 #: The claims, in the book's order.
