@@ -35,6 +35,8 @@ def test_the_baseline_is_chapter_10s_recipe() -> None:
     ({"steps": 0}, "steps"),
     ({"arms": ["wide FFN"]}, "double_arms: 'baseline' is not one of the arms"),
     ({"double_arms": "baseline"}, "double_arms must be a list"),
+    ({"double_seeds": [2]}, r"double_seeds: \[2\] must be among the seeds \[0, 1\]"),
+    ({"double_seeds": []}, "double_seeds must be a non-empty list"),
 ])
 def test_bad_parameters_are_refused(values, message) -> None:
     with pytest.raises(ValueError, match=message):
@@ -64,8 +66,8 @@ def test_the_table_judges_each_arm_against_the_baseline() -> None:
     assert alone[0]["gain"] is None and alone[0]["helps"] is None
 
 
-def test_the_budget_check_doubles_the_chosen_arms_at_the_first_seed() -> None:
-    p = ab.AblationParameters(arms=["baseline", "wide FFN", "lower lr"], steps=50, seeds=[3, 4])
+def test_the_budget_check_doubles_the_chosen_arms_at_the_chosen_seeds() -> None:
+    p = ab.AblationParameters(arms=["baseline", "wide FFN", "lower lr"], steps=50, seeds=[3, 4], double_seeds=[3])
     double = [r for r in ab.ablation_runs(p) if r.tags["part"] == "double_budget"]
     assert sorted({r.tags["arm"] for r in double}) == ["baseline", "wide FFN"] and len(double) == 2 * 3
     assert {(r.config.steps, r.config.seed) for r in double} == {(100, 3)}

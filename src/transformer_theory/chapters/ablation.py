@@ -7,7 +7,7 @@ Every arm trains the three head configurations (D, D), (D−1, D), (D, D−1) of
 setting of chapter 10's recipe (:data:`ARMS`). The arms and the criterion (:data:`CRITERION`) and the prediction
 (:data:`PREDICTION`) were committed before any of their runs was trained.
 
-The **budget check** trains the arms ``double_arms`` again with twice the budget (first seed only): a cell's budget
+The **budget check** trains the arms ``double_arms`` again with twice the budget (seeds ``double_seeds``): a cell's budget
 is sufficient where doubling it changes its best NMSE by less than
 :data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; its prediction
 (:data:`DOUBLING_PREDICTION`) was committed before its runs.
@@ -80,6 +80,7 @@ class AblationParameters:
     steps: int = 16000
     seeds: Sequence[int] = (0, 1)
     double_arms: Sequence[str] = ("baseline", "wide FFN")
+    double_seeds: Sequence[int] = (0,)
 
     def __post_init__(self) -> None:
         if isinstance(self.arms, (str, bytes)) or not isinstance(self.arms, Sequence) or not self.arms:
@@ -100,6 +101,10 @@ class AblationParameters:
         positive_int("seq_len", self.seq_len)
         positive_int("steps", self.steps)
         object.__setattr__(self, "seeds", tuple(seed_list("seeds", self.seeds)))
+        object.__setattr__(self, "double_seeds", tuple(seed_list("double_seeds", self.double_seeds)))
+        if not set(self.double_seeds) <= set(self.seeds):
+            raise ValueError(f"double_seeds: {list(self.double_seeds)} must be among the seeds {list(self.seeds)}; the "
+                             f"budget check compares a seed's run with itself at twice the budget")
 
 
 #: The experiment's defaults (lists, as a notebook's parameters cell holds them).
@@ -130,15 +135,15 @@ def _arm_runs(p: AblationParameters, arm: str, part: str, seeds: Sequence[int], 
 def ablation_runs(p: AblationParameters) -> list[ExperimentRun]:
     """Every arm's three head configurations and seeds, tagged ``part`` = ``"ablation"``, ``arm``, ``D``, ``h1``,
     ``h2``, ``T`` and ``seed`` (fresh samples every step, as in chapter 10); then the budget check's runs
-    (``part`` = ``"double_budget"``): the arms ``double_arms`` at the first seed with twice ``steps``."""
+    (``part`` = ``"double_budget"``): the arms ``double_arms`` at the seeds ``double_seeds`` with twice ``steps``."""
     return ([run for arm in p.arms for run in _arm_runs(p, arm, "ablation", p.seeds, p.steps)]
-            + [run for arm in p.double_arms for run in _arm_runs(p, arm, "double_budget", p.seeds[:1], 2 * p.steps)])
+            + [run for arm in p.double_arms for run in _arm_runs(p, arm, "double_budget", p.double_seeds, 2 * p.steps)])
 
 
 def doubled(p: AblationParameters) -> AblationParameters:
     """The parameters of the budget check's runs as an ablation of their own: the arms ``double_arms``, twice the
-    steps, the first seed."""
-    return replace(p, arms=p.double_arms or p.arms, steps=2 * p.steps, seeds=p.seeds[:1], double_arms=())
+    steps, the seeds ``double_seeds``."""
+    return replace(p, arms=p.double_arms or p.arms, steps=2 * p.steps, seeds=p.double_seeds, double_arms=())
 
 
 EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, lambda values: ablation_runs(AblationParameters(**values)))
@@ -196,7 +201,7 @@ def ablation_curves(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]
 
 def budget_check_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
                        p: AblationParameters) -> list[dict[str, Any]]:
-    """One row per doubled cell (arm, head configuration, first seed): ``arm``, ``config``, ``nmse`` at ``steps``,
+    """One row per doubled cell (arm, head configuration, seed of `double_seeds`): ``arm``, ``config``, ``nmse`` at ``steps``,
     ``nmse_double`` at twice as many, their quotient ``change`` and ``sufficient`` (``change`` <
     :data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; ``None`` where a value is missing)."""
     once = {(t["arm"], t["h1"], t["h2"], t["seed"]): r["best_nmse"] for t, r in results if t["part"] == "ablation"}
