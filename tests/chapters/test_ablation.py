@@ -88,6 +88,9 @@ def test_the_budget_check_table_compares_a_cell_with_itself_at_twice_the_budget(
     # the doubled runs are their own ablation: the table of their part does not mix the two budgets
     doubled = ab.ablation_table(results, ab.doubled(p), part="double_budget")
     assert [r["nmse_full"] for r in doubled] == [None, pytest.approx(1e-3)]
+    # a table takes the seeds of its parameters only
+    other_seed = [({**t, "seed": 5}, {"best_nmse": 1e-6}) for t, _ in results[:1]]
+    assert ab.ablation_table(results + other_seed, p)[1]["nmse_full"] == pytest.approx(1e-3)
 
 
 def test_the_curves_are_the_full_head_models_of_the_chosen_arms() -> None:

@@ -166,15 +166,15 @@ def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples:
 
 def ablation_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], p: AblationParameters,
                    store: RunStore | None = None, part: str = "ablation") -> list[dict[str, Any]]:
-    """One row per arm of the runs of ``part`` (the budget check's: ``"double_budget"`` with :func:`doubled`
-    parameters): ``arm``, ``setting`` (what it changes), ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``,
+    """One row per arm of the runs of ``part`` at the seeds of ``p`` (the budget check's: ``"double_budget"`` with
+    :func:`doubled` parameters): ``arm``, ``setting`` (what it changes), ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``,
     ``nmse_missing``, ``ratio`` (as :func:`~transformer_theory.chapters.intrinsic_dimension.separation_ratios`),
     ``gain`` (ratio over the baseline's; ``None`` without a baseline), ``helps`` (:data:`CRITERION`) and
     ``retrieved_terms`` (:func:`retrieved_terms` with ``store``; ``None`` without one)."""
     rows = []
     for arm in p.arms:
-        measured = {(r["h1"], r["h2"]): r for r in best_over_seeds([(t, r) for t, r in results
-                                                                    if t["part"] == part and t["arm"] == arm])}
+        measured = {(r["h1"], r["h2"]): r for r in best_over_seeds([
+            (t, r) for t, r in results if t["part"] == part and t["arm"] == arm and t["seed"] in p.seeds])}
         cells = [{"D": p.D, "config": CONFIG_NAMES[(h1 - p.D, h2 - p.D)], "paper_nmse": None,
                   "nmse": measured.get((h1, h2), {}).get("nmse")} for h1, h2 in head_configs(p.D)]
         ratio = separation_ratios(cells)[0]
