@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 from transformer_theory.chapters import experiment
 from transformer_theory.chapters.experiment import curve_summary
-from transformer_theory.chapters.heldout import (LATE_GAIN, PLATEAU, HeldOutParameters, best_nmse, diagnose,
+from transformer_theory.chapters.heldout import (PLATEAU, STILL_LEARNING, HeldOutParameters, best_nmse, diagnose,
                                                  selected)
 from transformer_theory.infoflow.heldout import CRITERION, configurations
 from transformer_theory.infoflow.heldout import predictions, scoreboard
@@ -152,16 +152,19 @@ def _diagnosis(name, curves):
     return diagnose(config, row, results, CRITERION)
 
 
-SETTLED, IMPROVING = [0.5, 0.05, 0.04, 0.04], [0.5, 0.1, 0.05, 0.05 / (LATE_GAIN + 0.5)]  # the best at T = 16
+SETTLED, IMPROVING = [0.5, 0.05, 0.04, 0.04], [0.5, 0.1, 0.05, 0.05 / (STILL_LEARNING + 0.5)]  # the best at T = 16
+#: settled over the last quarter (late_gain 1) but not over the second half (half_gain 3.3): still learning
+LATE_FLAT = [0.5, 0.1, 0.03, 0.03]
 
 
 def test_diagnose_points_at_the_training_or_the_rule() -> None:
     efficient = "k_hop(2) (1,1)"  # predicted efficient
     d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): SETTLED, (16, 1): SETTLED})
     assert not d["observed_efficient"] and d["suspect"].startswith("rule or reconstruction")
-    assert d["per_T"][16] == {"nmse": 0.04, "late_gain": pytest.approx(1.0), "seed_spread": 1.0}
-    d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): IMPROVING, (16, 1): SETTLED})
-    assert d["suspect"] == "training: still improving when the schedule ended"
+    assert d["per_T"][16] == {"nmse": 0.04, "half_gain": pytest.approx(1.25), "seed_spread": 1.0}
+    for curve in (IMPROVING, LATE_FLAT):
+        d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): curve, (16, 1): SETTLED})
+        assert d["suspect"] == "training: still improving when the schedule ended"
     spread = [v * 20 for v in SETTLED]
     d = _diagnosis(efficient, {(8, 0): SETTLED, (8, 1): SETTLED, (16, 0): SETTLED, (16, 1): spread})
     assert d["suspect"] == "training: the seeds differ by 20x" and d["per_T"][16]["seed_spread"] == pytest.approx(20)
