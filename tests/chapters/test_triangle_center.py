@@ -16,8 +16,9 @@ from transformer_theory.plotting.triangle_center import configuration_label, plo
 from transformer_theory.chapters import experiment  # noqa: E402
 from transformer_theory.training import plan_tasks  # noqa: E402
 from transformer_theory.chapters.triangle_center import (DEFAULTS, EXPERIMENT, LEARNED_MAX_NMSE,  # noqa: E402
-                                                         NEAR_ONE_MIN_NMSE, TriangleCenterParameters,
-                                                         comparison_growth, judge, model, nmse_table, predictions)
+                                                         NEAR_ONE_MIN_NMSE, TriangleCenterParameters, budget_table,
+                                                         comparison_growth, equal_budget_observed, judge, model,
+                                                         nmse_table, predictions)
 
 NOTEBOOK = ROOT / "notebooks" / "11_triangle_center.ipynb"
 
@@ -30,16 +31,18 @@ def test_registry_and_notebook_hold_the_module_experiment() -> None:
 def test_run_list() -> None:
     runs = EXPERIMENT.runs()
     assert {(r.tags["h1"], r.tags["h2"], r.tags["E"]) for r in runs} == {(2, 2, 24), (4, 4, 24), (4, 4, 48)}
-    assert sorted({r.tags["T"] for r in runs}) == [8, 16, 32, 64] and len(runs) == 12
+    assert sorted({r.tags["T"] for r in runs}) == [8, 16, 32, 64] and len(runs) == 24
+    assert sorted({r.tags["steps"] for r in runs}) == [500, 6000]  # one budget at every T, and the budget check
     for r in runs:
         m, c = r.config.model, r.config
         assert c.target == "triangle_center" and c.target_args == {"squared": False} and m.d == 2
         assert m.heads == (r.tags["h1"], r.tags["h2"]) and m.width == r.tags["E"]
         assert m.head_dim * r.tags["h1"] == r.tags["E"] and m.max_len is None and m.cls_only_last
-        shortest = r.tags["T"] == 8
-        assert c.steps == (DEFAULTS["steps"] if shortest else DEFAULTS["long_steps"])
-        assert c.train_size == (DEFAULTS["train_size"] if shortest else DEFAULTS["long_train_size"])
-    assert len(plan_tasks([r.config for r in runs])) == 12  # three architectures at four lengths, one seed
+        main = r.tags["steps"] == DEFAULTS["steps"]
+        assert c.steps == r.tags["steps"] and (main or c.steps == DEFAULTS["reference_steps"][0])
+        assert c.train_size == (DEFAULTS["train_size"] if main else DEFAULTS["reference_train_size"])
+    assert len(plan_tasks([r.config for r in runs])) == 24  # three architectures at four lengths, two budgets
+    assert len(EXPERIMENT.runs({"reference_steps": []})) == 12  # no budget check
     with pytest.raises(ValueError, match="multiple of h1"):
         model(4, 4, 30, DEFAULTS)
     with pytest.raises(ValueError, match="unknown parameter"):
@@ -55,8 +58,10 @@ def test_run_list() -> None:
     ({"configs": [[4, 4, 30]]}, "configs: E = 30 is not a multiple of h1 = 4"),
     ({"seq_lens": [8, 16.0]}, r"seq_lens\[1\]"),
     ({"seeds": ["0"]}, r"seeds\[0\]"),
-    ({"long_steps": 0}, "long_steps must be a positive integer"),
-    ({"long_train_size": -1}, "long_train_size must be a positive integer"),
+    ({"reference_steps": [0]}, r"reference_steps\[0\] must be a positive integer"),
+    ({"reference_steps": 500}, "reference_steps must be a list"),
+    ({"reference_steps": [6000]}, "reference_steps must differ from steps = 6000"),
+    ({"reference_train_size": -1}, "reference_train_size must be a positive integer"),
     ({"train_size": 0}, "train_size must be a positive integer"),
     ({"val_size": 0}, "val_size must be a positive integer"),
     ({"squared": 1}, "squared must be True or False"),
@@ -74,11 +79,16 @@ def test_the_parameters_are_checked_once_on_construction() -> None:
     assert DEFAULTS["configs"] == [[2, 2, 24], [4, 4, 24], [4, 4, 48]] and DEFAULTS["train_size"] == 50_000
 
 
-def _results(nmse: dict[tuple, list]) -> list[tuple[dict, dict]]:
+def _results(nmse: dict[tuple, list], steps: int = DEFAULTS["steps"], half_gain: float = 1.2) -> list[tuple[dict, dict]]:
+    """Fake records: ``nmse[(h1, h2, E, T)]`` each seed's best NMSE, reached at the end of a schedule of ``steps``
+    whose first half got to ``half_gain`` times it."""
     out = []
     for (h1, h2, E, T), values in nmse.items():
         for seed, v in enumerate(values):
-            out.append(({"h1": h1, "h2": h2, "E": E, "T": T, "seed": seed}, {"best_nmse": v}))
+            history = {"step": [steps // 2, steps], "val_nmse": [None if v is None else v * half_gain, v]}
+            out.append(({"h1": h1, "h2": h2, "E": E, "T": T, "steps": steps, "seed": seed},
+                        {"best_nmse": v, "best_step": steps, "final_nmse": v, "config": {"steps": steps},
+                         "history": history}))
     return out
 
 
@@ -87,6 +97,7 @@ def test_nmse_table_beside_the_paper() -> None:
     rows = nmse_table(results)
     assert [(r["h1"], r["E"], r["T"], r["nmse"]) for r in rows] == [(2, 24, 8, 0.15), (2, 24, 64, 0.99),
                                                                      (4, 48, 12, 0.5)]
+    assert rows[0]["half_gain"] == pytest.approx(1.2) and rows[1]["half_gain"] == pytest.approx(1.2)
     assert rows[0]["paper_nmse"] == TRIANGLE_CENTER_NMSE[8]["(2,2),E=24"] == 0.086
     assert rows[1]["paper_nmse"] == 0.985 and rows[2]["paper_nmse"] is None  # T = 12 is not in the paper's table
     assert rows[0]["parameters"] == Transformer(model(2, 2, 24, DEFAULTS)).num_parameters()
@@ -143,3 +154,28 @@ def test_figure() -> None:
     assert right.get_yscale() == "log" and list(right.get_lines()[2].get_ydata()) == [4 * 81, 4 * 289]
     with pytest.raises(ValueError, match="non-empty"):
         plot_triangle_center([], [])
+
+
+def test_the_table_takes_the_main_budget_and_the_budget_check_compares() -> None:
+    main = _results({(2, 2, 24, 16): [0.9], (2, 2, 24, 64): [0.98], (4, 4, 48, 16): [0.5]})
+    reference = _results({(2, 2, 24, 16): [0.95], (2, 2, 24, 64): [0.99], (4, 4, 48, 16): [0.9]}, steps=500)
+    assert [r["nmse"] for r in nmse_table(reference + main)] == [0.9, 0.98, 0.5]  # the main budget only
+    rows = budget_table(reference + main)
+    assert [(r["T"], r["reference_steps"], r["reference_nmse"], r["nmse"]) for r in rows] == [
+        (16, 500, 0.95, 0.9), (64, 500, 0.99, 0.98), (16, 500, 0.9, 0.5)]
+    assert rows[2]["change"] == pytest.approx(1.8) and [r["settled"] for r in rows] == [True, True, False]
+    assert budget_table(main) == []  # no budget check in these results
+
+
+def test_the_equal_budget_prediction_is_judged() -> None:
+    rising = {(2, 2, 24, T): [v] for T, v in ((8, 0.15), (16, 0.87), (32, 0.95), (64, 0.98))}
+    judged = equal_budget_observed(nmse_table(_results(rising)))
+    assert judged == {"configs": {"(2,2),E=24": {"rises": True, "near_one": True, "above_at_second": True}},
+                      "observed": True}
+    flat = {**rising, (2, 2, 24, 32): [0.99]}  # falls from T = 32 to 64
+    assert equal_budget_observed(nmse_table(_results(flat)))["configs"]["(2,2),E=24"]["rises"] is False
+    learned = {**rising, (2, 2, 24, 16): [0.2]}
+    judged = equal_budget_observed(nmse_table(_results(learned)))
+    assert judged["configs"]["(2,2),E=24"]["above_at_second"] is False and not judged["observed"]
+    with pytest.raises(ValueError, match="three sequence lengths"):
+        equal_budget_observed(nmse_table(_results({(2, 2, 24, 8): [0.1], (2, 2, 24, 16): [0.9]})))

@@ -5,8 +5,8 @@ Target ``min_{t1,t2,t3} ||x(t1) + x(t2) + x(t3)||`` (:func:`~transformer_theory.
 tokens ``x(t) ~ N(0, 2 I_2)`` with norms clamped to [0.2, 4]; two-layer models (h1, h2) with width E and
 per-head dimension ``E / h1`` (the paper's E = n h): (2, 2) with E = 24, (4, 4) with E = 24 and (4, 4) with
 E = 48, at every sequence length T. The paper's sizes are known; its steps, batch, seeds and data size are
-not (ours: a fixed training set, the target computed once; more steps at the shortest T, where the models
-learn, than at the longer ones, where the paper reports an NMSE of 0.84 to 0.985).
+not (ours: a fixed training set, the target computed once, one budget at every T; the budget check trains every
+configuration and T again at the smaller ``reference_steps``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from transformer_theory.checks import boolean
+from transformer_theory.checks import boolean, positive_int
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
@@ -25,13 +25,13 @@ from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    infoflow_model)
+                                                    curve_summary, infoflow_model)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
-                                                    seed_lists)
+                                                    seed_lists, store)
 
 __all__ = ["DEFAULTS", "EQUAL_BUDGET_PREDICTION", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE",
-           "TriangleCenterParameters",
-           "comparison_growth", "judge", "model", "nmse_table", "paper_key", "predictions", "runs"]
+           "OPTIONAL_PARTS", "STILL_LEARNING", "TriangleCenterParameters", "budget_table", "comparison_growth",
+           "equal_budget_observed", "judge", "model", "nmse_table", "paper_key", "predictions", "runs"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): at the shortest T every configuration
 #: learns (best validation NMSE at most this; the paper reports 0.07 to 0.09 at T = 8) ...
@@ -40,12 +40,20 @@ LEARNED_MAX_NMSE = 0.3
 #: reports 0.985 at T = 64).
 NEAR_ONE_MIN_NMSE = 0.7
 
-#: The prediction for the runs at one budget at every T (``long_steps`` = ``steps`` = 6000 and ``long_train_size`` =
-#: ``train_size`` = 50 000), committed before any of them was trained. What had been seen: at T = 8, 6000 steps, the
-#: three configurations reached 0.14 to 0.17; at T = 16, 32 and 64 with 500 steps and 20 000 samples, 0.94 to 0.98.
+#: The prediction for the runs at one budget at every T (``steps`` = 6000 and ``train_size`` = 50 000), committed
+#: before any of them was trained (:func:`equal_budget_observed` judges it). What had been seen: at T = 8, 6000 steps,
+#: the three configurations reached 0.14 to 0.17; at T = 16, 32 and 64 with 500 steps and 20 000 samples, 0.94 to
+#: 0.98.
 EQUAL_BUDGET_PREDICTION = ("at one budget of 6 000 steps and 50 000 samples at every T, every configuration's best "
                            "NMSE rises with T, stays at least NEAR_ONE_MIN_NMSE = 0.7 at T = 64, and is above 0.3 at "
                            "T = 16: the chapter's criteria hold when the budget no longer changes with T.")
+
+#: A cell is still learning when its best NMSE fell by this factor or more over the second half of its schedule
+#: (``half_gain``), or changed by this factor between ``reference_steps`` and ``steps`` (the book's budget rule).
+STILL_LEARNING = 1.5
+
+#: The list parameter that may be empty: ``reference_steps`` (no budget check).
+OPTIONAL_PARTS = ("reference_steps",)
 
 def model(h1: int, h2: int, E: int, p: dict[str, Any]) -> TransformerConfig:
     """The InfoFlow model on d = 2 tokens: heads (h1, h2), width E, per-head dimension E / h1, no PE.
@@ -71,17 +79,24 @@ class TriangleCenterParameters(TrainingParameters):
 
     seq_lens: Sequence[int] = (8, 16, 32, 64)
     configs: Sequence[Sequence[int]] = ((2, 2, 24), (4, 4, 24), (4, 4, 48))  # (h1, h2, E), InfoFlow §4.2
-    steps: int = 6000           # at the shortest sequence length
-    long_steps: int = 500       # at every longer one
+    steps: int = 6000           # at every sequence length
     squared: bool = False
     seeds: Sequence[int] = (0,)
-    train_size: int = 50_000    # at the shortest sequence length
-    long_train_size: int = 20_000  # at every longer one (the target costs T^3 comparisons a sample)
+    train_size: int = 50_000    # at every sequence length (the target costs T^3 comparisons a sample)
+    reference_steps: Sequence[int] = (500,)  # the budget check: every run again at these steps (empty: none)
+    reference_train_size: int = 20_000       # ... on this many samples
     ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        positive_ints(self, "long_steps", "long_train_size")
+        positive_ints(self, "reference_train_size")
+        if isinstance(self.reference_steps, (str, bytes)) or not isinstance(self.reference_steps, Sequence):
+            raise ValueError(f"reference_steps must be a list of step counts (empty: no budget check), got "
+                             f"{self.reference_steps!r}")
+        store(self, "reference_steps", tuple(positive_int(f"reference_steps[{i}]", v)
+                                             for i, v in enumerate(self.reference_steps)))
+        if self.steps in self.reference_steps:
+            raise ValueError(f"reference_steps must differ from steps = {self.steps}, got {list(self.reference_steps)}")
         boolean("squared", self.squared)
         int_lists(self, "seq_lens")
         seed_lists(self, "seeds")
@@ -95,23 +110,26 @@ DEFAULTS: dict[str, Any] = defaults(TriangleCenterParameters)
 
 
 def runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
-    """Every (configuration, T, seed) run, tagged ``h1, h2, E, T, seed``."""
+    """Every (configuration, T, seed) run at ``steps`` on ``train_size`` samples, then the budget check's (the same
+    at each of ``reference_steps`` on ``reference_train_size``), tagged ``h1, h2, E, T, steps, seed``."""
+    s = p.settings()
+    budgets = [(p.steps, p.train_size), *((n, p.reference_train_size) for n in p.reference_steps)]
     out = []
-    s, shortest = p.settings(), min(p.seq_lens)
-    for T in p.seq_lens:
-        for h1, h2, E in p.configs:
-            for seed in p.seeds:
-                run = RunConfig(model=model(h1, h2, E, s), target="triangle_center",
-                                target_args={"squared": p.squared}, seq_len=T,
-                                steps=p.steps if T == shortest else p.long_steps, batch_size=p.batch_size,
-                                lr=p.lr, warmup=p.warmup, weight_decay=p.weight_decay,
-                                train_size=p.train_size if T == shortest else p.long_train_size,
-                                val_size=p.val_size, eval_every=p.eval_every, seed=seed)
-                out.append(ExperimentRun({"h1": h1, "h2": h2, "E": E, "T": T, "seed": seed}, run))
+    for steps, train_size in budgets:
+        for T in p.seq_lens:
+            for h1, h2, E in p.configs:
+                for seed in p.seeds:
+                    run = RunConfig(model=model(h1, h2, E, s), target="triangle_center",
+                                    target_args={"squared": p.squared}, seq_len=T, steps=steps,
+                                    batch_size=p.batch_size, lr=p.lr, warmup=p.warmup,
+                                    weight_decay=p.weight_decay, train_size=train_size, val_size=p.val_size,
+                                    eval_every=p.eval_every, seed=seed)
+                    out.append(ExperimentRun({"h1": h1, "h2": h2, "E": E, "T": T, "steps": steps, "seed": seed}, run))
     return out
 
 
-EXPERIMENT = Experiment("11_triangle_center", DEFAULTS, lambda values: runs(TriangleCenterParameters(**values)))
+EXPERIMENT = Experiment("11_triangle_center", DEFAULTS, lambda values: runs(TriangleCenterParameters(**values)),
+                        OPTIONAL_PARTS)
 
 
 def paper_key(h1: int, h2: int, E: int) -> str:
@@ -144,7 +162,7 @@ def predictions(parameters: dict[str, Any] | None = None) -> list[dict[str, Any]
 
 def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """One row per (configuration, T) of ``results``, beside the paper's NMSE.
+    """One row per (configuration, T) of the runs at ``steps`` in ``results``, beside the paper's NMSE.
 
     Args:
         results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`
@@ -152,17 +170,82 @@ def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
     Returns:
-        Rows sorted by configuration and T: ``h1, h2, E, T``, ``nmse`` (best validation NMSE over seeds),
-        ``seed_nmse``, ``paper_nmse`` (InfoFlow §4.2 as summarised; ``None`` where the paper has no value) and
-        the model's ``parameters``.
+        Rows sorted by configuration and T: ``h1, h2, E, T, steps``, ``nmse`` (best validation NMSE over seeds),
+        ``seed_nmse``, ``half_gain`` (of the best seed's run, :func:`~.experiment.curve_summary`), ``paper_nmse``
+        (InfoFlow §4.2 as summarised; ``None`` where the paper has no value) and the model's ``parameters``.
     """
     p = EXPERIMENT.parameters(parameters)
-    rows = best_over_seeds(results)
+    main = [(tags, record) for tags, record in results if tags["steps"] == p["steps"]]
+    half_gain = {_cell(tags) + (tags["seed"],): curve_summary(record)["half_gain"] for tags, record in main}
+    rows = best_over_seeds(main)
     for row in rows:
         h1, h2, E = row["h1"], row["h2"], row["E"]
-        row.update(paper_nmse=TRIANGLE_CENTER_NMSE.get(row["T"], {}).get(paper_key(h1, h2, E)),
+        finite = {seed: v for seed, v in row["seed_nmse"].items() if v is not None}
+        best_seed = min(finite, key=finite.get) if finite else None
+        row.update(half_gain=half_gain[_cell(row) + (best_seed,)] if finite else None,
+                   paper_nmse=TRIANGLE_CENTER_NMSE.get(row["T"], {}).get(paper_key(h1, h2, E)),
                    parameters=Transformer(model(h1, h2, E, p)).num_parameters())
     return sorted(rows, key=lambda r: (r["h1"], r["h2"], r["E"], r["T"]))
+
+
+def _cell(tags: dict[str, Any]) -> tuple[int, int, int, int]:
+    return tags["h1"], tags["h2"], tags["E"], tags["T"]
+
+
+def budget_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+                 parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The budget check: each (configuration, T) at ``steps`` beside the same at each of ``reference_steps``.
+
+    Args:
+        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`
+            for ``parameters``.
+        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+
+    Returns:
+        One row per configuration, T and reference budget, sorted by configuration and T: ``h1, h2, E, T``,
+        ``reference_steps``, ``reference_nmse``, ``nmse`` (at ``steps``; best over seeds), ``change`` (the larger
+        over the smaller, ``None`` if either diverged) and ``settled`` (``change`` under :data:`STILL_LEARNING`).
+    """
+    p = EXPERIMENT.parameters(parameters)
+    best = {(_cell(r), r["steps"]): r["nmse"] for r in best_over_seeds(results)}
+    rows = []
+    for (cell, steps), reference in best.items():
+        if steps == p["steps"] or (cell, p["steps"]) not in best:
+            continue
+        nmse = best[(cell, p["steps"])]
+        change = max(nmse, reference) / min(nmse, reference) if nmse and reference else None
+        rows.append({**dict(zip(("h1", "h2", "E", "T"), cell)), "reference_steps": steps, "reference_nmse": reference,
+                     "nmse": nmse, "change": change, "settled": change is not None and change < STILL_LEARNING})
+    return sorted(rows, key=lambda r: (r["h1"], r["h2"], r["E"], r["T"], r["reference_steps"]))
+
+
+def equal_budget_observed(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """:data:`EQUAL_BUDGET_PREDICTION` on the rows of :func:`nmse_table` (one budget at every T).
+
+    Returns:
+        ``configs`` (per :func:`paper_key`: ``rises``, the best NMSE strictly increasing in T; ``near_one``, at
+        least :data:`NEAR_ONE_MIN_NMSE` at the largest T; ``above_at_second``, above :data:`LEARNED_MAX_NMSE` at
+        the second-shortest T) and ``observed``, when every configuration meets all three.
+
+    Raises:
+        ValueError: fewer than three sequence lengths, or a configuration without a finite NMSE at one of them.
+    """
+    by_config: dict[str, dict[int, float | None]] = {}
+    for r in rows:
+        by_config.setdefault(paper_key(r["h1"], r["h2"], r["E"]), {})[r["T"]] = r["nmse"]
+    out: dict[str, Any] = {"configs": {}}
+    for key, nmse in by_config.items():
+        lengths = sorted(nmse)
+        if len(lengths) < 3:
+            raise ValueError(f"configuration {key}: the prediction needs three sequence lengths or more, got {lengths}")
+        if any(nmse[T] is None for T in lengths):
+            raise ValueError(f"configuration {key}: no finite NMSE at T = {[T for T in lengths if nmse[T] is None]}")
+        values = [nmse[T] for T in lengths]
+        out["configs"][key] = {"rises": all(b > a for a, b in zip(values, values[1:])),
+                               "near_one": values[-1] >= NEAR_ONE_MIN_NMSE,
+                               "above_at_second": values[1] > LEARNED_MAX_NMSE}
+    out["observed"] = all(all(c.values()) for c in out["configs"].values())
+    return out
 
 
 def comparison_growth(seq_lens: Sequence[int], configs: Sequence[Sequence[int]]) -> list[dict[str, Any]]:

@@ -193,9 +193,15 @@ def _head_count_short(v: Values, p: Values) -> Judged:
 
 def _triangle(v: Values, p: Values) -> Judged:
     rows = [r for r in v["nmse_table"] if (r["h1"], r["E"]) == (2, 24)]
+    shortest = min(r["T"] for r in v["nmse_table"])
+    longer = [r for r in v["budget_check"] if r["T"] > shortest]
+    settled = bool(longer) and all(r["settled"] for r in longer)
+    spread = max(x for T, x in v["configuration_spread"].items() if int(T) > shortest)
+    held = bool(v["criteria"]["observed"]) and bool((v["equal_budget_prediction"] or {}).get("observed")) and settled
     return (f"NMSE {_list(r['paper_nmse'] for r in rows)} at T = {' / '.join(str(r['T']) for r in rows)}",
-            f"{_list(r['nmse'] for r in rows)}", _yes(bool(v["criteria"]["observed"]), "reproduced qualitatively"),
-            "NMSE near 1 from T = 16 on; the budget differs between T = 8 and longer T (not yet equalised)")
+            f"{_list(r['nmse'] for r in rows)}", _yes(held, "reproduced"),
+            f"one budget ({p['steps']} steps) at every T; from T = {sorted(v['configuration_spread'], key=int)[1]} on "
+            f"the configurations differ by at most {(spread - 1):.1%} and every cell had settled (budget check)")
 
 
 def _scoreboard(v: Values, p: Values) -> Judged:
