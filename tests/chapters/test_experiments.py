@@ -200,3 +200,21 @@ def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> N
         with pytest.raises(ValueError, match="CUDA is not available"):
             TrainOptions(device="cuda")
     assert not list(tmp_path.iterdir())
+
+
+def test_half_gains_read_the_best_seed_of_each_configuration() -> None:
+    from transformer_theory.chapters.experiment import half_gains
+
+    def run(seed, heads, curve):
+        best = min(v for v in curve if v is not None) if any(v is not None for v in curve) else None
+        return ({"heads": heads, "T": 8, "seed": seed},
+                {"config": {"steps": 400}, "best_nmse": best, "best_step": 400, "final_nmse": curve[-1],
+                 "history": {"step": [100, 200, 300, 400], "val_nmse": curve}})
+
+    results = [run(0, [1], [0.5, 0.2, 0.1, 0.1]), run(1, [1], [0.5, 0.1, 0.05, 0.04]),
+               run(0, [2], [None, None, None, None])]
+    rows = half_gains(results, ["heads", "T"])
+    assert [(r["heads"], r["T"]) for r in rows] == [([1], 8), ([2], 8)]
+    assert rows[0]["seed_half_gain"] == {0: pytest.approx(2.0), 1: pytest.approx(2.5)}
+    assert rows[0]["half_gain"] == pytest.approx(2.5)  # seed 1 has the best NMSE
+    assert rows[1] == {"heads": [2], "T": 8, "seed_half_gain": {0: None}, "half_gain": None}  # diverged

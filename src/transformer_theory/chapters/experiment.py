@@ -254,3 +254,28 @@ def training_seconds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -
     trained in (the runs of one task share its time), each counted once."""
     tasks = {record["task"]["key"]: record["wall_time_s"] for _, record in results}
     return float(sum(tasks.values()))
+
+
+def half_gains(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], by: Sequence[str]) -> list[dict[str, Any]]:
+    """Whether each configuration was still learning when its schedule ended: the ``half_gain`` of
+    :func:`curve_summary` per seed, and that of the best seed (the run the best-over-seeds statistic reads).
+
+    Args:
+        results: ``(tags, record)`` pairs, as :func:`~transformer_theory.chapters.registry.run_experiment`
+            returns them.
+        by: The tags that name a configuration.
+
+    Returns:
+        One row per configuration, in order of first appearance: the ``by`` values, ``seed_half_gain`` (seed ->
+        its ``half_gain``) and ``half_gain`` (the best seed's; ``None`` if every seed diverged).
+    """
+    rows: dict[tuple, dict[str, Any]] = {}
+    best: dict[tuple, tuple[float, Any]] = {}
+    for tags, record in results:
+        key = tuple(repr(tags[name]) for name in by)
+        row = rows.setdefault(key, {**{name: tags[name] for name in by}, "seed_half_gain": {}, "half_gain": None})
+        row["seed_half_gain"][tags["seed"]] = curve_summary(record)["half_gain"]
+        if record["best_nmse"] is not None and (key not in best or record["best_nmse"] < best[key][0]):
+            best[key] = (record["best_nmse"], tags["seed"])
+            row["half_gain"] = row["seed_half_gain"][tags["seed"]]
+    return list(rows.values())

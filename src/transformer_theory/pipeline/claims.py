@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transformer_theory.chapters.calibration import CalibrationParameters
 from transformer_theory.infoflow.efficiency import EFFICIENCY
 from transformer_theory.storage.paths import project_root
 from transformer_theory.storage.results import write_text_atomic
@@ -126,21 +125,32 @@ def _book_criterion(v: Values, efficient: bool) -> str:
 def _depth(v: Values, p: Values) -> Judged:
     ratios = [s["ratio"] for s in v["separations"]]
     met = v["separation_ratio"] >= v["min_ratio"]
-    shrinks = all(b < a for a, b in zip(ratios, ratios[1:]))
     two_layer = next(r for r in v["book_efficiency"] if r["layers"] == 2)
     return ("one layer needs ε^-k(T), two layers O(ε^-1) (theory only)",
             f"one-layer / two-layer NMSE {_list(ratios)} at T = {' / '.join(str(s['T']) for s in v['separations'])}",
             _yes(met, "reproduced qualitatively"),
-            f"two layers win by at least {_g(v['min_ratio'])}x, but the gap "
-            + ("shrinks as T grows, the opposite of ε^-k(T)" if shrinks else "does not shrink as T grows")
+            f"two layers win by at least {_g(v['min_ratio'])}x at every T (the chapter's criterion)"
             + _book_criterion(v, bool(two_layer["observed_efficient"])))
 
 
+def _depth_in_T(v: Values, p: Values) -> Judged:
+    ratios = [s["ratio"] for s in v["separations"]]
+    widens = all(b > a for a, b in zip(ratios, ratios[1:]))
+    learning = v.get("two_layer_half_gain")
+    return ("k grows linearly in T: the one-layer penalty grows with T (theory only)",
+            f"one-layer / two-layer NMSE {_list(ratios)} at T = {' / '.join(str(s['T']) for s in v['separations'])}",
+            _yes(widens, "reproduced qualitatively"),
+            ("the gap widens" if widens else "the gap shrinks as T grows, the opposite of the prediction")
+            + (f"; the two-layer runs were still learning (half_gain {_list(learning)})" if learning else ""))
+
+
 def _top1(v: Values, p: Values) -> Judged:
+    judged = v["judged"]
     two_layer = next(r for r in v["book_efficiency"] if r["layers"] == 2)
+    held = bool(judged["top1_stays_low"]) and all(judged["kth_degrades"].values())
     return ("top-1 retrieval efficient, the k-th largest (k ≥ 2) not", "k ≥ 2 degrades, top-1 stays low",
-            _yes(bool(v["judged"]["agrees"]), "reproduced qualitatively"),
-            "at T = 8 and 16 the exponent is only 2: the exponential dependence on T is not tested"
+            _yes(held, "reproduced qualitatively"),
+            "one-layer models; at T = 8 and 16 the exponent is only 2: the exponential dependence on T is not tested"
             + _book_criterion(v, bool(two_layer["observed_efficient"])))
 
 
@@ -161,10 +171,14 @@ def _aggregation(v: Values, p: Values) -> Judged:
 def _cost_law(v: Values, p: Values) -> Judged:
     slopes, predicted = v["cost_law_slopes"], v["cost_law_predicted_slopes"]
     keys = sorted(slopes, key=int)
+    close = all(abs(slopes[k] - predicted[k]) <= abs(predicted[k]) / 2 for k in keys)
     return (f"slope −2/k (k: the calculator's, reconstructed): {_list(predicted[k] for k in keys)} at T_0 = "
-            f"{' / '.join(keys)}", f"{_list(slopes[k] for k in keys)}",
-            "not observed", "the NMSE is ordered by the exponent, but the slopes are far flatter than −2/k "
-            "(the small models are limited by optimisation); ordering alone follows from any capacity argument")
+            f"{' / '.join(keys)}", f"{_list(slopes[k] for k in keys)}", _yes(close, "reproduced qualitatively"),
+            ("the chapter's committed criterion (the NMSE and the slopes ordered by the exponent) is "
+             + _yes(bool(v["cost_law_judged"]["observed"]), "met", "not met")
+             + ", but ordering alone follows from any capacity argument; the exponents need each slope within "
+             "half of −2/k (this page's check, set after the runs): "
+             + _yes(close, "met", "the slopes are far flatter")))
 
 
 def _intrinsic(v: Values, p: Values) -> Judged:
@@ -177,6 +191,16 @@ def _intrinsic(v: Values, p: Values) -> Judged:
             f"{_list(r['ratio'] for r in rows)}", _yes(all(met.values()), "reproduced"),
             f"our bars {_list(bars.values())}; our (D,D) NMSE is {_list(short)} times the paper's: a verdict on "
             "our training (chapter 13)")
+
+
+def _intrinsic_in_T(v: Values, p: Values) -> Judged:
+    rows = v["sequence_length_table"]
+    lo, hi = v["half_gain_range"]
+    return ("the missing-head penalty grows with T (the calculator's exponents, reconstructed)",
+            f"missing-head / full-head NMSE {_list(r['ratio'] for r in rows)} at T = "
+            f"{' / '.join(str(r['T']) for r in rows)}", _yes(bool(v["sequence_length_observed"]), "reproduced"),
+            "the ratio " + _yes(all(v["sequence_length_rising"].values()), "rises", "falls")
+            + f" with T; every run was still learning (half_gain {_g(lo)} to {_g(hi)})")
 
 
 def _head_count_short(v: Values, p: Values) -> Judged:
@@ -208,7 +232,8 @@ def _scoreboard(v: Values, p: Values) -> Judged:
     rate = v["agreement_rate"]
     return ("(this book's own) the calculator predicts held-out targets", f"{v['n_agree']} of "
             f"{v['n_configurations']} agree", _yes(rate >= 0.9, "reproduced", "not observed"),
-            f"{rate:.0%} agreement at {p['steps']} steps, a budget shorter than the efficiency threshold's runs")
+            f"{rate:.0%} agreement at {p['steps']} steps (this page's bar: 90 %), a budget shorter than the "
+            "efficiency threshold's runs")
 
 
 def _calibration_one(v: Values, p: Values) -> Judged:
@@ -267,8 +292,10 @@ CLAIMS: tuple[Claim, ...] = (
           _tikhonov_diagnostic),
     Claim("06_infoflow_framework", "InfoFlow, framework (reconstructed)", "information sets and propagation "
           "modes predict which configurations are efficient", _calculator),
-    Claim("07_depth_separation", "InfoFlow, Theorem 1", "depth separation: one layer needs size growing with T, "
-          "two layers do not", _depth),
+    Claim("07_depth_separation", "InfoFlow, Theorem 1", "depth separation: two layers of one head beat one layer",
+          _depth),
+    Claim("07_depth_separation", "InfoFlow, Theorem 1", "one layer needs size growing with T, two layers do not",
+          _depth_in_T),
     Claim("08_max_position_retrieval", "InfoFlow, Theorem 2", "top-1 retrieval is efficient, the k-th largest "
           "is not", _top1),
     Claim("08_max_position_retrieval", "InfoFlow, §4.3", "the argmax is recoverable from the trained model, the "
@@ -277,6 +304,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("09_aggregation_cost", "InfoFlow, Theorem 3", "aggregating T_0 tokens costs ε^-(T_0 d/E - 1)", _cost_law),
     Claim("10_intrinsic_dimension", "InfoFlow, §4.1", "a phase transition at h_1 = h_2 = D (intrinsic dimension)",
           _intrinsic),
+    Claim("10_intrinsic_dimension", "InfoFlow, §4.1", "the penalty for a missing head grows with T",
+          _intrinsic_in_T),
     Claim("10_intrinsic_dimension", "P1, Table 2", "one layer: a sharp fall of the NMSE at h = D",
           _head_count_short),
     Claim("11_triangle_center", "InfoFlow, §4.2", "the triangle center is not learnable at long T, whatever the "
@@ -336,7 +365,6 @@ def claims_page(root: Path | None = None) -> str:
     rows = [r for r in every if r["verdict"] is not None]
     pending = [r for r in every if r["verdict"] is None]
     counts = ", ".join(f"{sum(r['verdict'] == v for r in rows)} {v}" for v in VERDICTS)
-    calibrated_steps = f"{CalibrationParameters().steps:,}".replace(",", " ")
     table = markdown_table([{"chapter": f"[{r['chapter'][:2]}](notebooks/{r['chapter']}.ipynb)",
                              "claim": f"*{r['source']}*: {r['claim']}", "paper": r["paper"], "ours": r["ours"],
                              "verdict, and why": f"**{r['verdict']}**: {r['reason']}"} for r in rows])
@@ -354,7 +382,9 @@ def claims_page(root: Path | None = None) -> str:
         "(`transformer_theory.infoflow.efficiency.EFFICIENCY`): a low error that does not grow with T, the trace of "
         "an exponent that does not grow with T. Chapters 07, 08, 10 and 12 judge by it, at the budget their runs were "
         "trained with; chapters whose own criterion was committed before their runs show both. The budget matters: "
-        f"chapter 13 trains the engine's sharp retrievals with {calibrated_steps} steps a run, so an \"observed inefficient\" at a smaller budget judges the training as much as the rule.",
+        "the threshold was set from runs of 8 000 to 16 000 steps on the calibration targets (chapter 12), so an "
+        "\"observed inefficient\" at a smaller budget, or on runs still learning (their best NMSE fell 1.5 times or more "
+        "over the second half of the schedule), judges the training as much as the rule.",
         "", f"{len(rows)} claims: {counts}.", "", table, "",
         *(["Not yet judged (their runs are not in the committed book results yet): "
             + "; ".join(f"{r['source']}, {r['claim']} ([{r['chapter'][:2]}](notebooks/{r['chapter']}.ipynb))"
