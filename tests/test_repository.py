@@ -163,3 +163,13 @@ def test_markdown_math_has_no_doubled_backslash(path) -> None:
     hits = [f"cell {i}: {line.strip()}" for i, cell in enumerate(nbformat.read(path, as_version=4).cells)
             if cell.cell_type == "markdown" for line in cell.source.splitlines() if DOUBLED_TEX_COMMAND.search(line)]
     assert not hits, f"{path.name}: doubled backslash in Markdown:\n" + "\n".join(hits)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_imports_cell_is_folded_in_the_book(path) -> None:
+    """The cell after ``parameters`` (imports, style and seed: boilerplate) is tagged ``hide-input``."""
+    code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    at = next(i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
+    imports = code[at + 1]
+    assert "import" in imports.source.split("\n")[0], f"{path.name}: the cell after parameters holds the imports"
+    assert "hide-input" in imports.metadata.get("tags", []), f"{path.name}: tag the imports cell 'hide-input'"

@@ -48,3 +48,14 @@ def test_bad_input_names_the_problem() -> None:
         markdown_table([])
     with pytest.raises(ValueError, match="row 1 has no column 'b'"):
         markdown_table([{"a": 1, "b": 2}, {"a": 3}])
+
+
+def test_a_collapsed_table_is_a_dropdown_admonition_holding_the_table() -> None:
+    from transformer_theory.tables import collapsed
+
+    table = markdown_table([{"a": 1}])
+    text = collapsed(table, "Full table (1 row)")
+    assert text.splitlines()[:2] == [":::{admonition} Full table (1 row)", ":class: dropdown"]
+    assert table in text and text.endswith("\n:::")
+    with pytest.raises(ValueError, match="title"):
+        collapsed(table, " ")

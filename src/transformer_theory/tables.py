@@ -43,3 +43,11 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | N
     lines = ["| " + " | ".join(format_cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(format_cell(row[c]) for c in columns) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def collapsed(table: str, title: str) -> str:
+    """``table`` (Markdown) inside a MyST admonition that the book renders folded (the ``dropdown`` class of
+    sphinx-togglebutton, which Jupyter Book 1 includes): a long table goes below its key rows, one click away."""
+    if not title.strip():
+        raise ValueError("collapsed: the title must say what the folded table holds")
+    return f":::{{admonition}} {title}\n:class: dropdown\n\n{table}\n:::"
