@@ -190,3 +190,28 @@ def test_each_kind_of_model_trains() -> None:
     for task in plan_tasks([r.config for r in runs]):
         for record in train_task(task, options=TrainOptions(**QUIET)):
             assert record["best_nmse"] is not None and len(record["history"]["step"]) == 2
+
+
+def test_the_budget_prediction_is_judged_on_a_scoreboard() -> None:
+    from transformer_theory.chapters.heldout import BUDGET_PREDICTION, budget_prediction_observed
+
+    names = [n for part in ("become_agreements", "stay_on_plateau", "may_become_efficient")
+             for n in BUDGET_PREDICTION[part]]
+    configs = [c for c in predictions() if c["name"] in names]
+    good = {n: 1e-3 for n in BUDGET_PREDICTION["become_agreements"]}
+    good |= {n: 0.9 for n in BUDGET_PREDICTION["stay_on_plateau"]}
+    good |= {n: 0.3 for n in BUDGET_PREDICTION["may_become_efficient"]}
+    first = BUDGET_PREDICTION["may_become_efficient"][0]
+
+    def board(values):
+        nmse = {(c["name"], p["E"], p["T"]): values[c["name"]] for c in configs for p in c["predictions"]}
+        return scoreboard(configs, nmse)
+
+    judged = budget_prediction_observed(board({**good, first: 1e-3}))
+    assert judged["observed"] and judged["may_become_efficient"][first]
+    assert not budget_prediction_observed(board(good))["observed"]  # no predicted-inefficient near miss turned
+    plateau = BUDGET_PREDICTION["stay_on_plateau"][0]
+    judged = budget_prediction_observed(board({**good, first: 1e-3, plateau: 0.4}))
+    assert judged["stay_on_plateau"][plateau] is False and not judged["observed"]
+    with pytest.raises(ValueError, match="no scoreboard row"):
+        budget_prediction_observed(board(good)[:1])

@@ -33,7 +33,7 @@ from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experimen
 from transformer_theory.chapters.parameters import TrainingParameters, defaults, seed_lists, store
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "JOINT_PREDICTION", "OPTIONAL_PARTS", "HeldOutParameters", "STILL_LEARNING", "SEED_SPREAD", "PLATEAU",
-           "SCOREBOARD_STEPS", "REFERENCE_STEPS", "BUDGET_PREDICTION",
+           "SCOREBOARD_STEPS", "REFERENCE_STEPS", "BUDGET_PREDICTION", "budget_prediction_observed",
            "selected", "model_config", "heldout_runs", "committed_predictions", "best_nmse", "diagnose",
            "task_wall_times", "commit_that_added", "is_ancestor"]
 
@@ -320,3 +320,41 @@ def is_ancestor(first: str, second: str) -> bool | None:
     if out is None or out.returncode not in (0, 1):
         return None
     return out.returncode == 0
+
+
+def budget_prediction_observed(rows: Sequence[Mapping[str, Any]],
+                               prediction: Mapping[str, Any] = BUDGET_PREDICTION) -> dict[str, Any]:
+    """:data:`BUDGET_PREDICTION` judged on a scoreboard (:func:`~transformer_theory.infoflow.heldout.scoreboard`).
+
+    Args:
+        rows: The scoreboard's rows at the budget the prediction is about.
+        prediction: Its three lists of configuration names.
+
+    Returns:
+        ``become_agreements`` (name -> it agrees), ``stay_on_plateau`` (name -> its best NMSE at its largest length,
+        at the width its verdict is judged at, is at least :data:`PLATEAU`; a diverged cell counts as on the plateau),
+        ``may_become_efficient`` (name -> observed efficient) and ``observed``: every configuration of the first two
+        parts meets its part and at least one of the third does.
+
+    Raises:
+        ValueError: a named configuration has no row (not trained at this budget).
+    """
+    by_name: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        by_name.setdefault(r["name"], []).append(r)
+    named = [n for part in ("become_agreements", "stay_on_plateau", "may_become_efficient") for n in prediction[part]]
+    missing = [n for n in named if n not in by_name]
+    if missing:
+        raise ValueError(f"budget_prediction_observed: no scoreboard row for {missing[0]!r}")
+
+    def largest(name: str) -> float | None:
+        own = [r for r in by_name[name] if r["E"] == r["verdict_E"]]
+        return max(own, key=lambda r: r["T"])["nmse"]
+
+    out = {"become_agreements": {n: bool(by_name[n][0]["agrees"]) for n in prediction["become_agreements"]},
+           "stay_on_plateau": {n: (largest(n) is None or largest(n) >= PLATEAU) for n in prediction["stay_on_plateau"]},
+           "may_become_efficient": {n: bool(by_name[n][0]["observed_efficient"])
+                                    for n in prediction["may_become_efficient"]}}
+    out["observed"] = (all(out["become_agreements"].values()) and all(out["stay_on_plateau"].values())
+                       and any(out["may_become_efficient"].values()))
+    return out
