@@ -11,7 +11,7 @@ learn, than at the longer ones, where the paper reports an NMSE of 0.84 to 0.985
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +24,15 @@ from transformer_theory.infoflow.stats import comparison_capacity, comparison_st
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    infoflow_model)
+from transformer_theory.training.store import RunStore
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, applicable,
+                                                    best_over_seeds, claim_name, infoflow_model)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
                                                     seed_lists)
 
 __all__ = ["DEFAULTS", "EQUAL_BUDGET_PREDICTION", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE",
-           "TriangleCenterParameters",
-           "comparison_growth", "judge", "model", "nmse_table", "paper_key", "predictions", "runs"]
+           "TriangleCenterParameters", "calculator_predictions", "claims", "comparison_growth", "judge", "model",
+           "nmse_table", "paper_key", "predictions", "runs", "tables", "triangle_center_runs"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): at the shortest T every configuration
 #: learns (best validation NMSE at most this; the paper reports 0.07 to 0.09 at T = 8) ...
@@ -94,7 +95,7 @@ class TriangleCenterParameters(TrainingParameters):
 DEFAULTS: dict[str, Any] = defaults(TriangleCenterParameters)
 
 
-def runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
+def triangle_center_runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
     """Every (configuration, T, seed) run, tagged ``h1, h2, E, T, seed``."""
     out = []
     s, shortest = p.settings(), min(p.seq_lens)
@@ -111,7 +112,9 @@ def runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
     return out
 
 
-EXPERIMENT = Experiment("11_triangle_center", DEFAULTS, lambda values: runs(TriangleCenterParameters(**values)))
+def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs (:func:`triangle_center_runs`) for its complete ``parameters`` (a dict)."""
+    return triangle_center_runs(TriangleCenterParameters(**parameters))
 
 
 def paper_key(h1: int, h2: int, E: int) -> str:
@@ -119,7 +122,7 @@ def paper_key(h1: int, h2: int, E: int) -> str:
     return f"({h1},{h2}),E={E}"
 
 
-def predictions(parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def calculator_predictions(parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Chapter 06's verdict for every configuration and T.
 
     Args:
@@ -142,13 +145,11 @@ def predictions(parameters: dict[str, Any] | None = None) -> list[dict[str, Any]
     return rows
 
 
-def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-               parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per (configuration, T) of ``results``, beside the paper's NMSE.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`
-            for ``parameters``.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment` for ``parameters``.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
     Returns:
@@ -220,3 +221,35 @@ def judge(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
                                "near_one": nmse[largest] >= NEAR_ONE_MIN_NMSE}
     out["observed"] = all(c["learned"] and c["near_one"] for c in out["configs"].values())
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
+# ----------------------------------------------------------------------------------------------
+def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter fixed before its runs: ``criterion`` (:data:`LEARNED_MAX_NMSE`, :data:`NEAR_ONE_MIN_NMSE`),
+    the calculator's ``predictions`` (:func:`calculator_predictions`) and ``equal_budget_prediction``
+    (:data:`EQUAL_BUDGET_PREDICTION`)."""
+    return {"criterion": {"learned_max_nmse": LEARNED_MAX_NMSE, "near_one_min_nmse": NEAR_ONE_MIN_NMSE},
+            "predictions": calculator_predictions(dict(parameters)),
+            "equal_budget_prediction": EQUAL_BUDGET_PREDICTION}
+
+
+def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The chapter's tables: ``nmse_table`` (:func:`nmse_table`) and ``comparison_growth``
+    (:func:`comparison_growth`)."""
+    return {"nmse_table": nmse_table(results, dict(parameters)),
+            "comparison_growth": comparison_growth(parameters["seq_lens"], parameters["configs"])}
+
+
+def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
+    """The chapter's criteria (:func:`judge`): ``observed`` (every configuration meets both), and per configuration
+    ``learned_<key>`` (at the shortest T) and ``near_one_<key>`` (at the largest), ``<key>`` its :func:`paper_key`
+    as a name (no claim reads weights: ``store`` is unused)."""
+    judged = judge(nmse_table(results, dict(parameters)))
+    return applicable({"observed": judged["observed"],
+                       **{claim_name(verdict, key): c[verdict] for key, c in judged["configs"].items()
+                          for verdict in ("learned", "near_one")}})
+
+
+EXPERIMENT = Experiment("11_triangle_center", DEFAULTS, runs, predictions, tables, claims)
