@@ -18,9 +18,9 @@ from conftest import ROOT
 from transformer_theory.pipeline.notebooks import list_notebooks
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.pipeline.runner import prepare_run
-from transformer_theory.chapters import experiment
+from transformer_theory.chapters import EXPERIMENTS, RunResult, experiment
 from transformer_theory.training import RunStore
-from transformer_theory.chapters import aggregation, intrinsic_dimension, max_position, triangle_center
+from transformer_theory.chapters import intrinsic_dimension, max_position, triangle_center
 from transformer_theory.chapters.depth_separation import MIN_RATIO, nmse_table, separation
 from transformer_theory.infoflow.efficiency import observed_efficient
 
@@ -98,16 +98,29 @@ def test_infoflow_predictions_agree_with_the_papers() -> None:
     assert values["n_judged"] > 0 and values["n_agree_with_papers"] == values["n_judged"]
 
 
-def committed_results(name: str, parameters: dict) -> list[tuple[dict, dict]]:
-    """(tags, record) of every book-profile run of chapter ``name`` for ``parameters``, read from
-    ``results/book/runs/``; fails naming the runs that are missing (so ``make book`` would train them)."""
+def committed_results(name: str, parameters: dict) -> list[RunResult]:
+    """Every book-profile run of chapter ``name`` for ``parameters``, its record read from ``results/book/runs/``;
+    fails naming the runs that are missing (so ``make book`` would train them)."""
     runs = experiment(name).runs(parameters)
     store = RunStore(RESULTS / "runs")
-    results = [(run.tags, store.get(run.config)) for run in runs]
-    missing = [tags for tags, record in results if record is None]
+    results = [RunResult(run.tags, store.get(run.config)) for run in runs]
+    missing = [r.tags for r in results if r.record is None]
     assert not missing, (f"runs missing from results/book/runs/ (`make reproduce NOTEBOOKS={name} ACCEPT=1` "
                          f"trains them and copies the records): {missing[:3]}")
     return results
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_committed_claims_are_those_of_the_committed_runs(name: str) -> None:
+    """Each training chapter's claims (the verdicts it asserts, :meth:`~transformer_theory.chapters.experiment.
+    Experiment.claims`), recomputed from its committed book-profile runs (with the weights kept beside them) for the
+    book profile's parameters, are the ones its results file recorded: the committed claims checked once, through
+    the function the notebook called."""
+    parameters = load_profile("book")[name]
+    recorded = load(name)["values"].get("claims")
+    assert recorded, f"results/book/{name}.json records no claims: run `make reproduce NOTEBOOKS={name} ACCEPT=1`"
+    claims = experiment(name).claims(committed_results(name, parameters), parameters, RunStore(RESULTS / "runs"))
+    assert claims == recorded
 
 
 def test_depth_separation_runs_support_the_claim() -> None:
@@ -140,7 +153,8 @@ def test_max_position_runs_support_the_criteria() -> None:
     """Chapter 08 (InfoFlow Theorem 2, §4.3): every run of the book profile is committed under
     ``results/book/runs/`` with the weights of the probe models; the committed criteria on them give the verdicts
     the chapter recorded (top-1 stays low, every k >= 2 degrades, the two-layer model agrees with its prediction),
-    and the probe ratios recomputed from the stored weights are the recorded ones."""
+    and the probe ratios recomputed from the stored weights are the recorded ones (the probe's verdict is a claim:
+    :func:`test_committed_claims_are_those_of_the_committed_runs`)."""
     parameters = load_profile("book")["08_max_position_retrieval"]
     results = committed_results("08_max_position_retrieval", parameters)
     rows = max_position.nmse_table(results, parameters)
@@ -152,24 +166,13 @@ def test_max_position_runs_support_the_criteria() -> None:
     assert [r["nmse"] for r in values["nmse_table"]] == pytest.approx([r["nmse"] for r in rows], rel=1e-12)
     probe = max_position.probe_table(results, parameters, RunStore(RESULTS / "runs"), n_samples=4096, seed=p["seeds"][0])
     assert [r["argmax_ratio"] for r in values["probe_ratios"]] == pytest.approx([r["argmax_ratio"] for r in probe], rel=1e-9)
-    assert values["probe_observed"] == max_position.probe_observed(probe)
-
-
-def test_aggregation_runs_support_the_criteria() -> None:
-    """Chapter 09 (InfoFlow Theorem 3, §4.4): every run of the book profile is committed under
-    ``results/book/runs/`` with the weights of the §4.4 models; the trained model's CLS attention meets the
-    committed attention criterion and the cost-law runs the committed cost-law criterion."""
-    parameters = load_profile("book")["09_aggregation_cost"]
-    results = committed_results("09_aggregation_cost", parameters)
-    assert aggregation.attention_summary(results, parameters, RunStore(RESULTS / "runs"), n_samples=512)["observed"]
-    assert aggregation.cost_law(aggregation.cost_law_table(results, parameters))["observed"]
 
 
 def test_intrinsic_dimension_runs_are_committed_and_tabulated() -> None:
     """Chapter 10 (InfoFlow §4.1, the predecessor's Table 2 shrunk, the sequence-length scan, the longer schedule):
     every run of the book profile is committed under ``results/book/runs/``, and the chapter's results file holds
-    the tables, ratios and verdicts of those runs against the criteria it fixed (``MIN_RATIOS``, the ratio rising
-    with T; a missed bar is reported, not hidden)."""
+    the tables and ratios of those runs (its verdicts against the criteria it fixed, ``MIN_RATIOS`` and the ratio
+    rising with T, are claims: :func:`test_committed_claims_are_those_of_the_committed_runs`)."""
     parameters = load_profile("book")["10_intrinsic_dimension"]
     results = committed_results("10_intrinsic_dimension", parameters)
     rows = intrinsic_dimension.nmse_table(results, parameters)
@@ -177,15 +180,13 @@ def test_intrinsic_dimension_runs_are_committed_and_tabulated() -> None:
     values = load("10_intrinsic_dimension")["values"]
     assert values["claim_checked"] is True
     assert [r["nmse"] for r in values["nmse_table"]] == pytest.approx([r["nmse"] for r in rows], rel=1e-12)
-    assert values["criteria_met"] == {str(s["D"]): s["met"] for s in ratios if s["bar"] is not None}
+    assert [s["ratio"] for s in values["separation_ratios"]] == pytest.approx([s["ratio"] for s in ratios], rel=1e-12)
     hc = intrinsic_dimension.head_count_table(results, parameters)
     assert [r["nmse"] for r in values["head_count_table"]] == pytest.approx([r["nmse"] for r in hc], rel=1e-12)
     sl = intrinsic_dimension.sequence_length_table(results, parameters)
     assert [r["ratio"] for r in values["sequence_length_table"]] == pytest.approx([r["ratio"] for r in sl], rel=1e-12)
-    assert values["sequence_length_rising"] == intrinsic_dimension.ratio_rises_with_length(sl)
     ls = intrinsic_dimension.separation_ratios(intrinsic_dimension.nmse_table(results, parameters, "long_schedule"))
     assert [s["ratio"] for s in values["long_schedule_ratios"]] == pytest.approx([s["ratio"] for s in ls], rel=1e-12)
-    assert values["long_schedule_criteria_met"] == {str(s["D"]): s["met"] for s in ls if s["bar"] is not None}
 
 
 def _chapter12_results() -> tuple[dict, list]:
@@ -209,7 +210,7 @@ def test_committed_runs_give_the_recorded_scoreboard() -> None:
         values["n_agree"], values["agreement_rate"], values["disagreements"])
     recorded = values["scoreboard"]
     assert [{k: r[k] for k in recorded[0]} for r in rows] == recorded
-    assert all(rec["config"]["val_size"] >= 4096 for _, rec in results)
+    assert all(r.record["config"]["val_size"] >= 4096 for r in results)
     assert {d["configuration"] for d in values["diagnosis"]} == set(values["disagreements"])
 
 
@@ -226,12 +227,12 @@ def test_predictions_were_committed_before_the_runs() -> None:
     if added is None or is_ancestor(added, "HEAD") is None:
         pytest.skip("no git history to check the order in")
     doc = committed_predictions()
-    for commit in sorted({rec["git"]["commit"] for _, rec in results}):
+    for commit in sorted({r.record["git"]["commit"] for r in results}):
         assert is_ancestor(added, commit), f"run trained at {commit}, before the predictions ({added})"
         then = subprocess.run(["git", "show", f"{commit}:{PREDICTIONS_FILE}"], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout
         assert json.loads(then)["configurations"] == doc["configurations"]
-    for key in sorted({rec["key"] for _, rec in results})[:5]:  # a sample: git log per file is slow
+    for key in sorted({r.record["key"] for r in results})[:5]:  # a sample: git log per file is slow
         record_added = commit_that_added(f"results/book/runs/{key}.json")
         assert record_added is not None and record_added != added and is_ancestor(added, record_added)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from transformer_theory.chapters import ablation as ab
+from transformer_theory.chapters.experiment import RunResult
 from transformer_theory.chapters.registry import experiment
 from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10, sequence_length_runs
 
@@ -43,8 +44,8 @@ def test_bad_parameters_are_refused(values, message) -> None:
         experiment("14_mechanism_ablation").runs(values)
 
 
-def _result(arm: str, h1: int, h2: int, seed: int, nmse: float, part: str = "ablation") -> tuple[dict, dict]:
-    return {"part": part, "arm": arm, "D": 2, "h1": h1, "h2": h2, "T": 8, "seed": seed}, {"best_nmse": nmse}
+def _result(arm: str, h1: int, h2: int, seed: int, nmse: float, part: str = "ablation") -> RunResult:
+    return RunResult({"part": part, "arm": arm, "D": 2, "h1": h1, "h2": h2, "T": 8, "seed": seed}, {"best_nmse": nmse})
 
 
 def test_the_table_judges_each_arm_against_the_baseline() -> None:
@@ -61,7 +62,7 @@ def test_the_table_judges_each_arm_against_the_baseline() -> None:
     assert rows["lower lr"]["gain"] == pytest.approx(2) and rows["lower lr"]["helps"] is False
     assert rows["wide FFN"]["setting"] == "ffn_width_per_D = 128" and rows["baseline"]["setting"] == "chapter 10"
     assert all(r["retrieved_terms"] is None for r in rows.values())
-    alone = ab.ablation_table([r for r in results if r[0]["arm"] == "wide FFN"],
+    alone = ab.ablation_table([r for r in results if r.tags["arm"] == "wide FFN"],
                              ab.AblationParameters(arms=["wide FFN"], double_arms=[]))
     assert alone[0]["gain"] is None and alone[0]["helps"] is None
 
@@ -89,15 +90,15 @@ def test_the_budget_check_table_compares_a_cell_with_itself_at_twice_the_budget(
     doubled = ab.ablation_table(results, ab.doubled(p), part="double_budget")
     assert [r["nmse_full"] for r in doubled] == [None, pytest.approx(1e-3)]
     # a table takes the seeds of its parameters only
-    other_seed = [({**t, "seed": 5}, {"best_nmse": 1e-6}) for t, _ in results[:1]]
+    other_seed = [RunResult({**r.tags, "seed": 5}, {"best_nmse": 1e-6}) for r in results[:1]]
     assert ab.ablation_table(results + other_seed, p)[1]["nmse_full"] == pytest.approx(1e-3)
 
 
 def test_the_curves_are_the_full_head_models_of_the_chosen_arms() -> None:
     p = ab.AblationParameters(arms=["wide FFN"], double_arms=[])
     history = {"history": {"step": [100, 200], "val_nmse": [0.5, 0.1]}}
-    results = [({**tags, "arm": arm}, {**record, **history}) for arm in ("baseline", "wide FFN")
-               for tags, record in (_result(arm, 2, 2, 0, 0.1), _result(arm, 1, 2, 0, 0.2))]
+    results = [RunResult(r.tags, {**r.record, **history}) for arm in ("baseline", "wide FFN")
+               for r in (_result(arm, 2, 2, 0, 0.1), _result(arm, 1, 2, 0, 0.2))]
     curves = ab.ablation_curves(results, p)
     assert curves == [{"label": "seed 0", "group": "wide FFN", "steps": [100, 200], "nmse": [0.5, 0.1]}]
 
@@ -118,3 +119,32 @@ def test_the_prediction_is_judged_statement_by_statement() -> None:
     assert check["held"] is False
     partial = ab.prediction_check(rows[:2])  # without the large batch and the lower learning rate
     assert partial["batch_and_lr_lower_the_ratio"] is None and partial["held"] is None
+
+
+def test_the_doubling_prediction_is_judged_statement_by_statement() -> None:
+    budget = [{"arm": arm, "config": "(D,D)", "change": change}
+              for arm, change in (("baseline", 2.0), ("wide FFN", 3.5))]
+    doubled = [{"arm": "baseline", "helps": None}, {"arm": "wide FFN", "helps": True}]
+    assert ab.doubling_check(budget, doubled) == {"both_still_learning": True, "wide_ffn_helps_doubled": True,
+                                                  "held": True}
+    budget[0]["change"] = 1.2  # the baseline had settled
+    assert ab.doubling_check(budget, doubled)["held"] is False
+    assert ab.doubling_check(budget[:1], doubled[:1]) == {"both_still_learning": None, "wide_ffn_helps_doubled": None,
+                                                          "held": None}
+
+
+def test_the_claims_are_the_two_predictions_statements() -> None:
+    """The claims: :func:`prediction_check` and :func:`doubling_check` on the chapter's tables, a statement without a
+    verdict left out (here the arms the prediction's third statement needs are not trained)."""
+    values = {"arms": ["baseline", "wide FFN"], "double_arms": ["baseline", "wide FFN"], "seeds": [0],
+              "double_seeds": [0]}
+    results = []
+    for arm, full, doubled_full in (("baseline", 1e-3, 5e-4), ("wide FFN", 1e-4, 2e-5)):
+        for part, value in (("ablation", full), ("double_budget", doubled_full)):
+            results += [_result(arm, 2, 2, 0, value, part), _result(arm, 1, 2, 0, 5e-3, part),
+                        _result(arm, 2, 1, 0, 1e-2, part)]
+    claims = experiment("14_mechanism_ablation").claims(results, values)
+    assert claims == {"wide_ffn_helps": True, "no_other_arm_helps": True, "both_still_learning": True,
+                      "wide_ffn_helps_doubled": True, "doubling_prediction_held": True}
+    tables = experiment("14_mechanism_ablation").tables(results, values)
+    assert set(tables) == {"ablation_table", "budget_check", "doubled_table"} and len(tables["budget_check"]) == 6

@@ -15,6 +15,7 @@ from transformer_theory.models import Transformer  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.aggregation import plot_cls_attention, plot_cost_law  # noqa: E402
 from transformer_theory.chapters import experiment  # noqa: E402
+from transformer_theory.chapters.experiment import RunResult  # noqa: E402
 from transformer_theory.training import RunStore  # noqa: E402
 from transformer_theory.training.store import trained_model  # noqa: E402
 from transformer_theory.chapters.aggregation import (DEFAULTS, EXPERIMENT, AggregationParameters,  # noqa: E402
@@ -61,13 +62,13 @@ def test_the_parameters_are_checked_once_on_construction() -> None:
     assert DEFAULTS["positions"] == [1, 2, 3] and "train_size" not in DEFAULTS  # fresh samples at every step
 
 
-def _results(nmse: dict) -> list[tuple[dict, dict]]:
-    """(tags, record) of the runs of SMALL: ``nmse[("attention", seed)]`` or ``nmse[(T0, width)]``."""
+def _results(nmse: dict) -> list[RunResult]:
+    """The runs of SMALL: best NMSE ``nmse[("attention", seed)]`` or ``nmse[(T0, width)]``."""
     out = []
     for run in EXPERIMENT.runs(SMALL):
         t = run.tags
         key = ("attention", t["seed"]) if t["part"] == "attention" else (t["T0"], t["width"])
-        out.append((t, {"key": run.config.key, "best_nmse": nmse[key]}))
+        out.append(RunResult(t, {"key": run.config.key, "best_nmse": nmse[key]}))
     return out
 
 
@@ -111,7 +112,10 @@ def test_attention_summary_reads_the_best_stored_model(tmp_path) -> None:
     with pytest.raises(ValueError, match="no readable weights"):
         trained_model(runs[0].config, RunStore(tmp_path / "empty"))
     with pytest.raises(ValueError, match="no attention run"):
-        attention_summary([r for r in _results(GOOD) if r[0]["part"] == "cost_law"], SMALL, store)
+        attention_summary([r for r in _results(GOOD) if r.tags["part"] == "cost_law"], SMALL, store)
+    # the claims: the attention criterion on the same stored model (untrained: not met) and the cost law
+    assert EXPERIMENT.claims(_results(GOOD), SMALL, store) == {"attention_observed": False, "cost_law_observed": True}
+    assert EXPERIMENT.tables(_results(GOOD), SMALL) == {"cost_law_table": cost_law_table(_results(GOOD), SMALL)}
 
 
 def test_figures() -> None:

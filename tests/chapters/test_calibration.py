@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from transformer_theory.chapters import calibration as cal
+from transformer_theory.chapters.experiment import RunResult
 from transformer_theory.chapters.registry import experiment
 
 TINY = dict(heads=[3, 4], seq_lens=[4, 6], head_dim=4, ffn_width=8, steps=20, seeds=[0, 1, 2], double_heads=[4],
@@ -56,10 +57,10 @@ def test_bad_parameters_are_named_before_any_run(name, value, message) -> None:
         cal.CalibrationParameters(**{**TINY, name: value})
 
 
-def _result(part: str, h: int, T: int, seed: int, nmse: float | None) -> tuple[dict, dict]:
+def _result(part: str, h: int, T: int, seed: int, nmse: float | None) -> RunResult:
     tags = {"part": part, "D": 4, "h": h, "layers": 2 if part == "two_layer" else 1, "T": T, "seed": seed,
             "steps": 20}
-    return tags, {"best_nmse": nmse, "history": {"step": [10, 20], "val_nmse": [1.0, nmse]}}
+    return RunResult(tags, {"best_nmse": nmse, "history": {"step": [10, 20], "val_nmse": [1.0, nmse]}})
 
 
 def test_head_count_verdicts_follow_the_criteria() -> None:
@@ -127,3 +128,18 @@ def test_a_profile_may_leave_the_optional_parts_out_and_the_verdicts_say_so() ->
         cal.CalibrationParameters(**{**TINY, "heads": []})
     with pytest.raises(ValueError, match=r"tl_heads\[0\]"):
         cal.CalibrationParameters(**{**TINY, "tl_heads": [0]})
+
+
+def test_the_claims_are_the_verdicts_on_the_criteria() -> None:
+    """``head_count_met_t<T>``, ``budget_sufficient_h<h>_t<T>`` and ``two_layer_met``; a verdict without a value (a
+    missing cell, a part left out) is not a claim."""
+    values = {**TINY, "seq_lens": [4, 6], "tl_heads": [1, 2]}
+    results = [_result("head_count", 3, 4, s, 1e-3) for s in range(3)]
+    results += [_result("head_count", 4, 4, s, 5e-5) for s in range(3)]  # ratio 20: met
+    results += [_result("head_count", 4, 6, s, 5e-5) for s in range(3)]  # h = 3 missing at T = 6: no verdict
+    results += [_result("double_budget", 4, 4, 0, 4e-5)]  # changed 1.25x: sufficient
+    results += [_result("two_layer", h, 4, s, v) for h, v in ((1, 8e-4), (2, 4e-6)) for s in range(2)]
+    claims = experiment("13_training_recipe").claims(results, values)
+    assert claims == {"head_count_met_t4": True, "budget_sufficient_h4_t4": True, "two_layer_met": True}
+    left_out = {**values, "double_heads": [], "tl_heads": []}
+    assert experiment("13_training_recipe").claims(results[:6], left_out) == {"head_count_met_t4": True}

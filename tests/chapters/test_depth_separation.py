@@ -9,9 +9,9 @@ from conftest import ROOT
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.chapters import experiment
 from transformer_theory.training import plan_tasks
-from transformer_theory.chapters.depth_separation import (DEFAULTS, EXPERIMENT, DepthSeparationParameters,
+from transformer_theory.chapters.depth_separation import (DEFAULTS, EXPERIMENT, MIN_RATIO, DepthSeparationParameters,
                                                           nmse_table, prediction, separation)
-from transformer_theory.chapters.experiment import training_seconds
+from transformer_theory.chapters.experiment import RunResult, training_seconds
 
 NOTEBOOK = ROOT / "notebooks" / "07_depth_separation.ipynb"
 
@@ -26,13 +26,13 @@ def _record(nmse, task="a", wall=10.0):
             "wall_time_s": wall}
 
 
-def _results(values: dict[tuple, list]) -> list[tuple[dict, dict]]:
-    """(tags, record) pairs: ``values[(layers, heads, T, width)]`` = the best NMSE of seeds 0, 1, ..."""
+def _results(values: dict[tuple, list]) -> list[RunResult]:
+    """Runs: ``values[(layers, heads, T, width)]`` = the best NMSE of seeds 0, 1, ..."""
     out = []
     for (layers, heads, T, width), nmses in values.items():
         for seed, v in enumerate(nmses):
             tags = {"layers": layers, "heads": list(heads), "T": T, "ffn_width": width, "seed": seed}
-            out.append((tags, _record(v, task=f"{layers}-{T}-{width}")))
+            out.append(RunResult(tags, _record(v, task=f"{layers}-{T}-{width}")))
     return out
 
 
@@ -158,8 +158,25 @@ def test_separation_ratio() -> None:
         separation(diverged, 32, 64)
 
 
+def test_claim_is_the_separation_at_the_largest_length() -> None:
+    """The chapter's one claim: at the largest T of ``seq_lens`` the best one-layer NMSE is at least MIN_RATIO
+    times the two-layer NMSE; the tables hold the NMSE table and the separation at every T."""
+    values = {"seq_lens": [8, 32], "one_layer_heads": [1, 4]}
+    nmse = {8: (0.5, 0.01), 32: (0.5, 0.5 / MIN_RATIO)}
+    results = _results({(layers, heads, T, 64): [one if layers == 1 else two]
+                        for T, (one, two) in nmse.items() for layers, heads in ((1, (1,)), (1, (4,)), (2, (1, 1)))})
+    assert EXPERIMENT.claims(results, values) == {"separation_at_largest_t": True}
+    tables = EXPERIMENT.tables(results, values)
+    assert [s["T"] for s in tables["separations"]] == [8, 32] and len(tables["nmse_table"]) == 6
+    worse = _results({(layers, heads, T, 64): [0.5 if layers == 1 else 0.2] for T in (8, 32)
+                      for layers, heads in ((1, (1,)), (1, (4,)), (2, (1, 1)))})
+    assert EXPERIMENT.claims(worse, values) == {"separation_at_largest_t": False}
+    assert len(EXPERIMENT.predictions(values)["predictions"]) == 2 * 3
+
+
 def test_training_seconds_counts_each_task_once() -> None:
-    results = [({}, _record(0.1, "a", 10.0)), ({}, _record(0.2, "a", 10.0)), ({}, _record(0.3, "b", 5.5))]
+    results = [RunResult({}, _record(0.1, "a", 10.0)), RunResult({}, _record(0.2, "a", 10.0)),
+               RunResult({}, _record(0.3, "b", 5.5))]
     assert training_seconds(results) == 15.5
 
 

@@ -8,12 +8,14 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from conftest import TINY_INTRINSIC as TINY, cli, make_notebook
 from transformer_theory.models import Transformer
-from transformer_theory.chapters import best_over_seeds, experiment, run_experiment
+from transformer_theory.chapters import EXPERIMENTS, RunResult, best_over_seeds, experiment, run_experiment
+from transformer_theory.chapters.experiment import Experiment, applicable, claim_name
 from transformer_theory.training import TrainOptions, plan_tasks
 from transformer_theory.training.jobs import CONNECT_TIMEOUT_S, dask_client
 
@@ -52,11 +54,43 @@ def test_unknown_names_are_rejected() -> None:
 
 
 def test_best_over_seeds() -> None:
-    results = [({"D": 2, "seed": 0}, {"best_nmse": 0.2}), ({"D": 2, "seed": 1}, {"best_nmse": 0.1}),
-               ({"D": 3, "seed": 0}, {"best_nmse": None})]
-    rows = best_over_seeds(results)
+    results = [RunResult({"D": 2, "seed": 0, "part": "a"}, {"best_nmse": 0.2}),
+               RunResult({"D": 2, "seed": 1, "part": "b"}, {"best_nmse": 0.1}),
+               RunResult({"D": 3, "seed": 0, "part": "a"}, {"best_nmse": None})]
+    rows = best_over_seeds(results, ignore=("part",))
     assert rows == [{"D": 2, "seed_nmse": {0: 0.2, 1: 0.1}, "nmse": 0.1},
                     {"D": 3, "seed_nmse": {0: None}, "nmse": None}]
+    assert len(best_over_seeds(results)) == 3  # the tag ``part`` names a configuration unless ignored
+    assert results[1].best_nmse == 0.1 and results[2].best_nmse is None
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_every_chapter_implements_the_protocol(name: str) -> None:
+    """Each registered chapter has its runs, predictions, tables and claims, each taking the parameter overrides
+    (an unknown name is refused naming it, as for the runs); the predictions are for its defaults."""
+    exp = experiment(name)
+    assert exp.name == name and all(callable(f) for f in (exp.build, exp.predict, exp.tabulate, exp.judge))
+    assert isinstance(exp.predictions(), dict) and exp.predictions()
+    for call in (lambda: exp.runs({"no_such_parameter": 1}), lambda: exp.predictions({"no_such_parameter": 1}),
+                 lambda: exp.tables([], {"no_such_parameter": 1}), lambda: exp.claims([], {"no_such_parameter": 1})):
+        with pytest.raises(ValueError, match="unknown parameter 'no_such_parameter'"):
+            call()
+
+
+def test_claims_must_be_named_bools() -> None:
+    """The protocol's claims are ``dict[str, bool]``: a judge returning anything else is an error, not a claim."""
+    def judge(verdict):
+        return Experiment("x", {"a": 1}, lambda p: [], lambda p: {}, lambda r, p: {}, lambda r, p, s: {"ok": verdict})
+
+    assert judge(True).claims([]) == {"ok": True}
+    assert judge(False).claims([], {"a": 2}) == {"ok": False}
+    for bad in (None, 1, "yes"):
+        with pytest.raises(TypeError, match="claims must map names to bools"):
+            judge(bad).claims([])
+    assert applicable({"a": True, "b": None, "c": np.bool_(False)}) == {"a": True, "c": False}
+    assert type(applicable({"c": np.bool_(False)})["c"]) is bool
+    assert claim_name("agrees", "k_hop(3) (1,1,1)") == "agrees_k_hop_3_1_1_1"
+    assert claim_name("learned", "(2,2),E=24") == "learned_2_2_e_24"
 
 
 def test_a_chapter_trains_on_a_dask_worker_that_imported_no_chapter(tmp_path: Path) -> None:
@@ -73,8 +107,9 @@ def test_a_chapter_trains_on_a_dask_worker_that_imported_no_chapter(tmp_path: Pa
         there = run_experiment("07_depth_separation", tiny, store=tmp_path / "worker",
                                scheduler=client.scheduler.address, options=TrainOptions(progress=False))
         assert list(client.run(lambda: "transformer_theory.chapters" in sys.modules).values()) == [False]
-    assert [tags for tags, _ in there] == [tags for tags, _ in here]
-    for (_, a), (_, b) in zip(here, there):
+    assert all(isinstance(r, RunResult) for r in here + there)
+    assert [r.tags for r in there] == [r.tags for r in here]
+    for a, b in zip((r.record for r in here), (r.record for r in there)):
         assert a["key"] == b["key"] and a["history"] == b["history"] and b["execution"]["threads"] == 1
 
 
@@ -203,13 +238,13 @@ def test_bad_executor_settings_are_rejected_before_training(tmp_path: Path) -> N
 
 
 def test_half_gains_read_the_best_seed_of_each_configuration() -> None:
-    from transformer_theory.chapters.experiment import half_gains
+    from transformer_theory.chapters.experiment import RunResult, half_gains
 
     def run(seed, heads, curve):
         best = min(v for v in curve if v is not None) if any(v is not None for v in curve) else None
-        return ({"heads": heads, "T": 8, "seed": seed},
-                {"config": {"steps": 400}, "best_nmse": best, "best_step": 400, "final_nmse": curve[-1],
-                 "history": {"step": [100, 200, 300, 400], "val_nmse": curve}})
+        return RunResult({"heads": heads, "T": 8, "seed": seed},
+                         {"config": {"steps": 400}, "best_nmse": best, "best_step": 400, "final_nmse": curve[-1],
+                          "history": {"step": [100, 200, 300, 400], "val_nmse": curve}})
 
     results = [run(0, [1], [0.5, 0.2, 0.1, 0.1]), run(1, [1], [0.5, 0.1, 0.05, 0.04]),
                run(0, [2], [None, None, None, None])]

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT
 from transformer_theory.chapters import experiment
-from transformer_theory.chapters.experiment import curve_summary
+from transformer_theory.chapters.experiment import RunResult, curve_summary
 from transformer_theory.chapters.heldout import (PLATEAU, STILL_LEARNING, HeldOutParameters, best_nmse, diagnose,
                                                  selected)
 from transformer_theory.infoflow.heldout import CRITERION, configurations
@@ -114,7 +114,7 @@ def test_the_parameters_are_checked_once_on_construction_and_followups_may_be_em
 
 def test_best_nmse_leaves_followups_out() -> None:
     def result(seed, value, followup=False):
-        return ({"name": "a", "E": 32, "T": 8, "seed": seed, "followup": followup}, {"best_nmse": value})
+        return RunResult({"name": "a", "E": 32, "T": 8, "seed": seed, "followup": followup}, {"best_nmse": value})
 
     assert best_nmse([result(0, 0.3), result(1, 0.2), result(2, 0.01, followup=True)]) == {("a", 32, 8): 0.2}
     assert best_nmse([result(0, None), result(1, 0.5)]) == {("a", 32, 8): 0.5}
@@ -139,9 +139,9 @@ def _results(name, curves):
     for r in runs:
         nmse = curves[(r.tags["T"], r.tags["seed"])]
         best = min(nmse)
-        out.append((r.tags, {"config": {**r.config.to_dict(), "steps": 400}, "best_nmse": best,
-                             "best_step": 100 * (nmse.index(best) + 1), "final_nmse": nmse[-1],
-                             "history": {"step": [100, 200, 300, 400], "val_nmse": nmse}}))
+        out.append(RunResult(r.tags, {"config": {**r.config.to_dict(), "steps": 400}, "best_nmse": best,
+                                      "best_step": 100 * (nmse.index(best) + 1), "final_nmse": nmse[-1],
+                                      "history": {"step": [100, 200, 300, 400], "val_nmse": nmse}}))
     return out
 
 
@@ -177,6 +177,20 @@ def test_diagnose_points_at_the_training_or_the_rule() -> None:
     assert d["observed_efficient"] and d["log10_params"] > 3
     affordable = d["log10_cost"] <= d["log10_params"]
     assert d["suspect"].startswith("criterion" if affordable else "rule or reconstruction")
+
+
+def test_the_claims_are_the_scoreboards_verdicts_by_configuration() -> None:
+    """``agrees_<configuration>`` from the scoreboard of the committed predictions, and the model check's verdict
+    ``joint_observed_efficient_<configuration>`` (here the joint runs learn as well as the others)."""
+    low = [0.5, 1e-3, 1e-3, 1e-3]
+    results = _results("k_hop(2) (1,1)", {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})
+    claims = experiment(NAME).claims(results, {"configurations": ["k_hop(2) (1,1)"]})
+    assert claims == {"agrees_k_hop_2_1_1": True, "joint_observed_efficient_split_positions_1": True}
+    without = experiment(NAME).claims([r for r in results if not r.tags["joint"]],
+                                      {"configurations": ["k_hop(2) (1,1)"], "joint_positions": []})
+    assert without == {"agrees_k_hop_2_1_1": True}
+    (board,) = experiment(NAME).tables(results, {"configurations": ["k_hop(2) (1,1)"]}).values()
+    assert {r["name"] for r in board} == {"k_hop(2) (1,1)"} and all(r["agrees"] for r in board)
 
 
 KINDS = ["k_hop(3) (1,1,1)", "positions_plus_max (2,)", "uneven_pair_sum (2,1)", "position_gated (1,1)",

@@ -12,6 +12,7 @@ from conftest import ROOT, TINY_INTRINSIC as TINY
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE, P1_SINGLE_LAYER_NMSE
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.chapters import experiment
+from transformer_theory.chapters.experiment import RunResult
 from transformer_theory.training import plan_tasks
 from transformer_theory.chapters.intrinsic_dimension import (DEFAULTS, EXPERIMENT, MIN_RATIOS,
                                                              IntrinsicDimensionParameters, head_configs,
@@ -25,16 +26,16 @@ from transformer_theory.chapters.intrinsic_dimension import (DEFAULTS, EXPERIMEN
 NOTEBOOK = ROOT / "notebooks" / "10_intrinsic_dimension.ipynb"
 
 
-def _results(cells: dict[tuple, list], head_count: dict[tuple, list] | None = None) -> list[tuple[dict, dict]]:
-    """(tags, record) pairs: ``cells[(D, h1, h2)]`` and ``head_count[(T, h)]`` = best NMSE of seeds 0, 1, ..."""
+def _results(cells: dict[tuple, list], head_count: dict[tuple, list] | None = None) -> list[RunResult]:
+    """Runs: ``cells[(D, h1, h2)]`` and ``head_count[(T, h)]`` = best NMSE of seeds 0, 1, ..."""
     out = []
     for (D, h1, h2), nmses in cells.items():
         for seed, v in enumerate(nmses):
-            out.append(({"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": 16, "seed": seed},
-                        {"best_nmse": v}))
+            out.append(RunResult({"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": 16, "seed": seed},
+                                 {"best_nmse": v}))
     for (T, h), nmses in (head_count or {}).items():
         for seed, v in enumerate(nmses):
-            out.append(({"part": "head_count", "D": 4, "h": h, "T": T, "seed": seed}, {"best_nmse": v}))
+            out.append(RunResult({"part": "head_count", "D": 4, "h": h, "T": T, "seed": seed}, {"best_nmse": v}))
     return out
 
 
@@ -171,8 +172,9 @@ def test_nmse_table_and_ratios() -> None:
 def test_the_long_schedule_part_is_tabulated_on_its_own_runs() -> None:
     """``part="long_schedule"``: the rows of ``ls_D_values`` from the long-schedule runs only; its ratios during
     training are read at quarters of ``ls_steps``."""
-    results = [({**tags, "part": "long_schedule"}, {**rec, "history": {"step": [200, 400], "val_nmse": [1.0, v]}})
-               for (tags, rec), v in zip(_results({(3, 3, 3): [1e-3], (3, 2, 3): [2e-2], (3, 3, 2): [3e-2]}),
+    results = [RunResult({**r.tags, "part": "long_schedule"},
+                         {**r.record, "history": {"step": [200, 400], "val_nmse": [1.0, v]}})
+               for r, v in zip(_results({(3, 3, 3): [1e-3], (3, 2, 3): [2e-2], (3, 3, 2): [3e-2]}),
                                          (1e-3, 2e-2, 3e-2))]
     results += _results({(3, 3, 3): [1.0], (3, 2, 3): [1.0], (3, 3, 2): [1.0], (2, 2, 2): [1.0]})
     parameters = {"D_values": [2, 3], "ls_D_values": [3], "ls_check_D": [3], "steps": 100, "ls_steps": 400}
@@ -200,9 +202,10 @@ def test_missing_values_give_no_verdict() -> None:
 
 def test_sequence_length_table_and_its_criterion() -> None:
     nmse = {8: (1e-3, 2e-3, 3e-3), 16: (1e-3, 4e-3, 5e-3), 32: (2e-3, 4e-3, 8e-3)}
-    results = [({"part": "sequence_length", "D": 2, "h1": h1, "h2": h2, "T": T, "seed": 0}, {"best_nmse": v})
+    results = [RunResult({"part": "sequence_length", "D": 2, "h1": h1, "h2": h2, "T": T, "seed": 0}, {"best_nmse": v})
                for T, values in nmse.items() for (h1, h2), v in zip(head_configs(2), values)]
-    results.append(({"part": "intrinsic_dimension", "D": 2, "h1": 2, "h2": 2, "T": 8, "seed": 0}, {"best_nmse": 1.0}))
+    results.append(RunResult({"part": "intrinsic_dimension", "D": 2, "h1": 2, "h2": 2, "T": 8, "seed": 0},
+                             {"best_nmse": 1.0}))
     rows = sequence_length_table(results)
     assert [r["T"] for r in rows] == [8, 16, 32] and all(r["D"] == 2 and r["E"] == 32 for r in rows)
     assert [r["ratio"] for r in rows] == pytest.approx([2.0, 4.0, 2.0])  # the other part's runs are not read
@@ -216,10 +219,29 @@ def test_sequence_length_table_and_its_criterion() -> None:
     assert ratio_rises_with_length(before) == {"16->64": None}
 
 
+def test_the_claims_are_the_verdicts_on_the_fixed_criteria() -> None:
+    """``criterion_met_d<D>`` for each D with a bar, the sequence-length criterion step by step and as a whole, and
+    the bars on the longer schedule; D = 5 has no bar, so no claim."""
+    values = {"D_values": [2, 5], "ls_D_values": [2], "ls_check_D": [2], "sl_D": 2, "sl_seq_lens": [8, 16],
+              "seq_len": 16}
+    cells = {(2, 2, 2): [1e-3], (2, 1, 2): [2e-2], (2, 2, 1): [1.5e-2], (5, 5, 5): [1e-3], (5, 4, 5): [2e-3],
+             (5, 5, 4): [2e-3]}
+    results = _results(cells)
+    for part, T, ratio in (("sequence_length", 8, 2.0), ("sequence_length", 16, 4.0), ("long_schedule", 16, 5.0)):
+        results += [RunResult({"part": part, "D": 2, "h1": h1, "h2": h2, "T": T, "seed": 0},
+                              {"best_nmse": 1e-3 * (1 if (h1, h2) == (2, 2) else ratio)}) for h1, h2 in head_configs(2)]
+    claims = EXPERIMENT.claims(results, values)
+    assert claims == {"criterion_met_d2": True, "sequence_length_rises_8_16": True, "sequence_length_observed": True,
+                      "long_schedule_criterion_met_d2": False}
+    tables = EXPERIMENT.tables(results, values)
+    assert [s["ratio"] for s in tables["long_schedule_ratios"]] == [pytest.approx(5.0)]
+    assert tables["head_count_table"] == [] and len(tables["nmse_table"]) == 6
+
+
 def test_ratios_during_training_use_the_best_nmse_up_to_each_step() -> None:
     curves = {(2, 2, 2): [0.5, 0.1, 0.01, 0.02], (2, 1, 2): [0.4, 0.2, 0.1, 0.05], (2, 2, 1): [0.6, 0.3, 0.08, None]}
-    results = [({"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": 16, "seed": 0},
-                {"history": {"step": [25, 50, 75, 100], "val_nmse": v}}) for (D, h1, h2), v in curves.items()]
+    results = [RunResult({"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": 16, "seed": 0},
+                         {"history": {"step": [25, 50, 75, 100], "val_nmse": v}}) for (D, h1, h2), v in curves.items()]
     rows = ratios_during_training(results, {"D_values": [2], "steps": 100}, fractions=(0.1, 0.5, 1.0))
     assert [(r["D"], r["step"]) for r in rows] == [(2, 10), (2, 50), (2, 100)]
     assert rows[0]["ratio"] is None  # no validation yet

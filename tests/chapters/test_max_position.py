@@ -12,6 +12,7 @@ from conftest import ROOT, store_weights  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.max_position import plot_probe_ratios, plot_retrieval  # noqa: E402
 from transformer_theory.chapters import experiment  # noqa: E402
+from transformer_theory.chapters.experiment import RunResult  # noqa: E402
 from transformer_theory.training import RunStore, init_model  # noqa: E402
 from transformer_theory.chapters.max_position import (CRITERION, DEFAULTS, EXPERIMENT,  # noqa: E402
                                                       MaxPositionParameters, judge_table, nmse_table, probe_table)
@@ -58,14 +59,14 @@ def test_the_parameters_are_checked_once_on_construction() -> None:
     assert DEFAULTS["probe_heads"] == [[2, 2], [1, 2], [2, 1], [1, 1]]  # lists of lists, as the notebook's cell
 
 
-def _results(nmse: dict) -> list[tuple[dict, dict]]:
-    """(tags, record) of the runs of SMALL, best NMSE ``nmse[(layers, k, T)]`` (seed 1: twice that) and 0.5 for
+def _results(nmse: dict) -> list[RunResult]:
+    """The runs of SMALL, best NMSE ``nmse[(layers, k, T)]`` (seed 1: twice that) and 0.5 for
     the probe runs."""
     out = []
     for run in EXPERIMENT.runs(SMALL):
         t = run.tags
         value = 0.5 if t["part"] == "probe" else nmse[(t["layers"], t["k"], t["T"])] * (1 + t["seed"])
-        out.append((t, {"key": run.config.key, "best_nmse": value}))
+        out.append(RunResult(t, {"key": run.config.key, "best_nmse": value}))
     return out
 
 
@@ -103,7 +104,10 @@ def test_probe_table_compares_stored_weights_with_the_initialisation(tmp_path) -
     with pytest.raises(ValueError, match="no readable weights"):
         probe_table(_results(GOOD), SMALL, RunStore(tmp_path / "empty"), n_samples=256)
     with pytest.raises(ValueError, match="no probe run"):
-        probe_table([tr for tr in _results(GOOD) if tr[0]["part"] != "probe"], SMALL, store, n_samples=256)
+        probe_table([r for r in _results(GOOD) if r.tags["part"] != "probe"], SMALL, store, n_samples=256)
+    # the claims: the committed criteria on the table, and the probe criterion (no head of (2, 2) moved: not met)
+    assert EXPERIMENT.claims(_results(GOOD), SMALL, store) == {"top1_stays_low": True, "kth_degrades_k2": True,
+                                                               "two_layer_agrees": True, "probe_observed": False}
 
 
 def test_figures() -> None:

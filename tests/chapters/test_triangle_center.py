@@ -14,11 +14,12 @@ from transformer_theory.models import Transformer  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.triangle_center import configuration_label, plot_triangle_center  # noqa: E402
 from transformer_theory.chapters import experiment  # noqa: E402
+from transformer_theory.chapters.experiment import RunResult  # noqa: E402
 from transformer_theory.training import plan_tasks  # noqa: E402
 from transformer_theory.chapters.triangle_center import (DEFAULTS, EXPERIMENT, LEARNED_MAX_NMSE,  # noqa: E402
                                                          NEAR_ONE_MIN_NMSE, TriangleCenterParameters, budget_table,
-                                                         comparison_growth, equal_budget_observed, judge, model,
-                                                         nmse_table, predictions)
+                                                         calculator_predictions, comparison_growth,
+                                                         equal_budget_observed, judge, model, nmse_table)
 
 NOTEBOOK = ROOT / "notebooks" / "11_triangle_center.ipynb"
 
@@ -79,16 +80,16 @@ def test_the_parameters_are_checked_once_on_construction() -> None:
     assert DEFAULTS["configs"] == [[2, 2, 24], [4, 4, 24], [4, 4, 48]] and DEFAULTS["train_size"] == 50_000
 
 
-def _results(nmse: dict[tuple, list], steps: int = DEFAULTS["steps"], half_gain: float = 1.2) -> list[tuple[dict, dict]]:
+def _results(nmse: dict[tuple, list], steps: int = DEFAULTS["steps"], half_gain: float = 1.2) -> list[RunResult]:
     """Fake records: ``nmse[(h1, h2, E, T)]`` each seed's best NMSE, reached at the end of a schedule of ``steps``
     whose first half got to ``half_gain`` times it."""
     out = []
     for (h1, h2, E, T), values in nmse.items():
         for seed, v in enumerate(values):
             history = {"step": [steps // 2, steps], "val_nmse": [None if v is None else v * half_gain, v]}
-            out.append(({"h1": h1, "h2": h2, "E": E, "T": T, "steps": steps, "seed": seed},
-                        {"best_nmse": v, "best_step": steps, "final_nmse": v, "config": {"steps": steps},
-                         "history": history}))
+            out.append(RunResult({"h1": h1, "h2": h2, "E": E, "T": T, "steps": steps, "seed": seed},
+                                 {"best_nmse": v, "best_step": steps, "final_nmse": v, "config": {"steps": steps},
+                                  "history": history}))
     return out
 
 
@@ -105,7 +106,7 @@ def test_nmse_table_beside_the_paper() -> None:
 
 
 def test_predictions() -> None:
-    rows = predictions({"seq_lens": [8, 64], "configs": [[2, 2, 24], [4, 4, 48]]})
+    rows = calculator_predictions({"seq_lens": [8, 64], "configs": [[2, 2, 24], [4, 4, 48]]})
     assert [(r["h1"], r["E"], r["T"]) for r in rows] == [(2, 24, 8), (2, 24, 64), (4, 48, 8), (4, 48, 64)]
     assert not any(r["predicted_efficient"] for r in rows)  # order-3 comparisons: no fixed model suffices
     assert rows[0]["parameters"] == Transformer(model(2, 2, 24, DEFAULTS)).num_parameters()
@@ -137,6 +138,17 @@ def test_criteria() -> None:
         judge(nmse_table(_results({(2, 2, 24, 8): [0.1], (2, 2, 24, 64): [None], (4, 4, 48, 64): [0.9]})))
     with pytest.raises(ValueError, match="two sequence lengths"):
         judge(nmse_table(_results({(2, 2, 24, 8): [0.1]})))
+
+
+def test_the_claims_are_the_criteria() -> None:
+    values = {"seq_lens": [8, 64], "configs": [[2, 2, 24], [4, 4, 48]]}
+    results = _results({(2, 2, 24, 8): [LEARNED_MAX_NMSE + 0.01], (2, 2, 24, 64): [0.98], (4, 4, 48, 8): [0.1],
+                        (4, 4, 48, 64): [0.9]})
+    assert EXPERIMENT.claims(results, values) == {"observed": False, "learned_2_2_e_24": False,
+                                                  "near_one_2_2_e_24": True, "learned_4_4_e_48": True,
+                                                  "near_one_4_4_e_48": True}
+    assert set(EXPERIMENT.tables(results, values)) == {"nmse_table", "budget_check", "comparison_growth"}
+    assert EXPERIMENT.predictions(values)["predictions"] == calculator_predictions(values)
 
 
 def test_figure() -> None:

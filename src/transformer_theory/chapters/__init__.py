@@ -2,7 +2,9 @@
 :mod:`transformer_theory.training` (which knows no chapter).
 
 * :mod:`.experiment` -- what a chapter's experiment is (:class:`~.experiment.Experiment`: named defaults that build
-  tagged runs), the InfoFlow/P1 model every chapter trains and the statistic every chapter reports.
+  tagged runs, and the chapter's protocol on them: ``runs``, ``predictions``, ``tables``, ``claims``), what a run's
+  result is (:class:`~.experiment.RunResult`), the InfoFlow/P1 model every chapter trains and the statistic every
+  chapter reports.
 * one module per chapter: :mod:`.depth_separation` (07), :mod:`.max_position` (08), :mod:`.aggregation` (09),
   :mod:`.intrinsic_dimension` (10), :mod:`.triangle_center` (11), :mod:`.heldout` (12), :mod:`.calibration` (13),
   :mod:`.ablation` (14); :mod:`.predictions` writes the predictions chapters 08, 09 and 12 commit before training;
@@ -12,6 +14,7 @@
   wherever a chapter's runs are built).
 """
 
+from transformer_theory.chapters.experiment import RunResult
 from transformer_theory.chapters.registry import EXPERIMENTS, best_over_seeds, experiment, run_experiment
 
-__all__ = ["EXPERIMENTS", "best_over_seeds", "experiment", "run_experiment"]
+__all__ = ["EXPERIMENTS", "RunResult", "best_over_seeds", "experiment", "run_experiment"]

@@ -20,9 +20,9 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from transformer_theory.checks import positive_int
-from transformer_theory.chapters.calibration import budget_change
-from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, best_over_seeds, experiment_run,
-                                                    infoflow_model, seed_list, validation_curve)
+from transformer_theory.chapters.calibration import BUDGET_TOLERANCE, budget_change
+from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, applicable, best_over_seeds,
+                                                    experiment_run, infoflow_model, seed_list, validation_curve)
 from transformer_theory.chapters.intrinsic_dimension import CONFIG_NAMES
 from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10
 from transformer_theory.chapters.intrinsic_dimension import (head_configs, model_retrieval_agreement, retrieval_summary,
@@ -30,8 +30,8 @@ from transformer_theory.chapters.intrinsic_dimension import (head_configs, model
 from transformer_theory.training.store import RunStore, trained_model
 
 __all__ = ["ARMS", "CRITERION", "DEFAULTS", "DOUBLING_PREDICTION", "EXPERIMENT", "PREDICTION", "AblationParameters",
-           "ablation_curves", "ablation_runs", "ablation_table", "arm_settings", "budget_check_table", "doubled",
-           "prediction_check", "retrieved_terms"]
+           "ablation_curves", "ablation_runs", "ablation_table", "arm_settings", "budget_check_table", "claims",
+           "doubled", "doubling_check", "prediction_check", "predictions", "retrieved_terms", "runs", "tables"]
 
 #: The recipe the arms change: chapter 10's settings (width ``embed_dim_per_D`` · D, per-head dimension
 #: ``head_dim``, FFN ``ffn_width_per_D`` · D, AdamW with ``lr``, ``weight_decay``, ``warmup``, ``batch_size``).
@@ -146,7 +146,9 @@ def doubled(p: AblationParameters) -> AblationParameters:
     return replace(p, arms=p.double_arms or p.arms, steps=2 * p.steps, seeds=p.double_seeds, double_arms=())
 
 
-EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, lambda values: ablation_runs(AblationParameters(**values)))
+def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs (:func:`ablation_runs`) for its complete ``parameters`` (a dict)."""
+    return ablation_runs(AblationParameters(**parameters))
 
 
 def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples: int = 1024) -> int | None:
@@ -164,8 +166,8 @@ def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples:
     return max(learned) if learned else None
 
 
-def ablation_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], p: AblationParameters,
-                   store: RunStore | None = None, part: str = "ablation") -> list[dict[str, Any]]:
+def ablation_table(results: Results, p: AblationParameters, store: RunStore | None = None,
+                   part: str = "ablation") -> list[dict[str, Any]]:
     """One row per arm of the runs of ``part`` at the seeds of ``p`` (the budget check's: ``"double_budget"`` with
     :func:`doubled` parameters): ``arm``, ``setting`` (what it changes), ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``,
     ``nmse_missing``, ``ratio`` (as :func:`~transformer_theory.chapters.intrinsic_dimension.separation_ratios`),
@@ -174,7 +176,7 @@ def ablation_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]
     rows = []
     for arm in p.arms:
         measured = {(r["h1"], r["h2"]): r for r in best_over_seeds([
-            (t, r) for t, r in results if t["part"] == part and t["arm"] == arm and t["seed"] in p.seeds])}
+            r for r in results if r.tags["part"] == part and r.tags["arm"] == arm and r.tags["seed"] in p.seeds])}
         cells = [{"D": p.D, "config": CONFIG_NAMES[(h1 - p.D, h2 - p.D)], "paper_nmse": None,
                   "nmse": measured.get((h1, h2), {}).get("nmse")} for h1, h2 in head_configs(p.D)]
         ratio = separation_ratios(cells)[0]
@@ -191,25 +193,25 @@ def ablation_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]
     return rows
 
 
-def ablation_curves(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
-                    p: AblationParameters) -> list[dict[str, Any]]:
+def ablation_curves(results: Results, p: AblationParameters) -> list[dict[str, Any]]:
     """The validation curves (:func:`~transformer_theory.chapters.experiment.validation_curve`, grouped by arm) of
     the (D, D) runs: whether an arm's full-head models were still learning when its budget ran out."""
-    return [validation_curve(tags, record, tags["arm"]) for tags, record in results
-            if tags["part"] == "ablation" and tags["arm"] in p.arms and (tags["h1"], tags["h2"]) == (p.D, p.D)]
+    return [validation_curve(r, r.tags["arm"]) for r in results
+            if r.tags["part"] == "ablation" and r.tags["arm"] in p.arms and (r.tags["h1"], r.tags["h2"]) == (p.D, p.D)]
 
 
-def budget_check_table(results: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
-                       p: AblationParameters) -> list[dict[str, Any]]:
+def budget_check_table(results: Results, p: AblationParameters) -> list[dict[str, Any]]:
     """One row per doubled cell (arm, head configuration, seed of `double_seeds`): ``arm``, ``config``, ``nmse`` at ``steps``,
     ``nmse_double`` at twice as many, their quotient ``change`` and ``sufficient`` (``change`` <
     :data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; ``None`` where a value is missing)."""
-    once = {(t["arm"], t["h1"], t["h2"], t["seed"]): r["best_nmse"] for t, r in results if t["part"] == "ablation"}
+    once = {(r.tags["arm"], r.tags["h1"], r.tags["h2"], r.tags["seed"]): r.best_nmse for r in results
+            if r.tags["part"] == "ablation"}
     rows = []
-    for tags, record in results:
+    for r in results:
+        tags = r.tags
         if tags["part"] != "double_budget":
             continue
-        before, after = once.get((tags["arm"], tags["h1"], tags["h2"], tags["seed"])), record["best_nmse"]
+        before, after = once.get((tags["arm"], tags["h1"], tags["h2"], tags["seed"])), r.best_nmse
         rows.append({"arm": tags["arm"], "config": CONFIG_NAMES[(tags["h1"] - p.D, tags["h2"] - p.D)],
                      "seed": tags["seed"], "nmse": before, "nmse_double": after, **budget_change(before, after)})
     return rows
@@ -232,3 +234,52 @@ def prediction_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, bool | None
     }
     checks["held"] = None if None in checks.values() else all(checks.values())
     return checks
+
+
+def doubling_check(budget: Sequence[Mapping[str, Any]],
+                   doubled_rows: Sequence[Mapping[str, Any]]) -> dict[str, bool | None]:
+    """:data:`DOUBLING_PREDICTION`'s statements judged on the budget check: ``both_still_learning`` (every doubled
+    (D, D) cell of :func:`budget_check_table` changed by at least
+    :data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; ``None`` with fewer than two such cells or a
+    missing value) and ``wide_ffn_helps_doubled`` (the wide FFN helps in :func:`ablation_table` of the :func:`doubled`
+    parameters, ``doubled_rows``; ``None`` without it); ``held``: both."""
+    full_changes = [r["change"] for r in budget if r["config"] == "(D,D)"]
+    by_doubled = {r["arm"]: r for r in doubled_rows}
+    check: dict[str, bool | None] = {
+        "both_still_learning": (None if len(full_changes) < 2 or None in full_changes
+                                else all(c >= BUDGET_TOLERANCE for c in full_changes)),
+        "wide_ffn_helps_doubled": by_doubled["wide FFN"]["helps"] if "wide FFN" in by_doubled else None}
+    check["held"] = None if None in check.values() else all(check.values())
+    return check
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
+# ----------------------------------------------------------------------------------------------
+def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter committed before its runs: ``arms`` (:data:`ARMS`), ``criterion`` (:data:`CRITERION`),
+    ``prediction`` (:data:`PREDICTION`) and ``doubling_prediction`` (:data:`DOUBLING_PREDICTION`)."""
+    return {"arms": ARMS, "criterion": CRITERION, "prediction": PREDICTION, "doubling_prediction": DOUBLING_PREDICTION}
+
+
+def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The chapter's tables without the retrieval probe (it reads weights): ``ablation_table``, ``budget_check`` and
+    ``doubled_table`` (:func:`ablation_table` of the :func:`doubled` parameters; empty without a budget check)."""
+    p = AblationParameters(**parameters)
+    return {"ablation_table": ablation_table(results, p), "budget_check": budget_check_table(results, p),
+            "doubled_table": ablation_table(results, doubled(p), part="double_budget") if p.double_arms else []}
+
+
+def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
+    """The committed predictions' statements judged: :func:`prediction_check` (``wide_ffn_helps``,
+    ``no_other_arm_helps``, ``batch_and_lr_lower_the_ratio``, ``prediction_held``) and :func:`doubling_check`
+    (``both_still_learning``, ``wide_ffn_helps_doubled``, ``doubling_prediction_held``); a statement without a
+    verdict is left out (no claim reads weights: ``store`` is unused)."""
+    t = tables(results, parameters)
+    check, doubling = prediction_check(t["ablation_table"]), doubling_check(t["budget_check"], t["doubled_table"])
+    return applicable({**{k: v for k, v in check.items() if k != "held"}, "prediction_held": check["held"],
+                       **{k: v for k, v in doubling.items() if k != "held"},
+                       "doubling_prediction_held": doubling["held"]})
+
+
+EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, runs, predictions, tables, claims)

@@ -16,7 +16,7 @@ Two parts, one run list:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
-                                                    best_over_seeds, experiment_run, infoflow_model)
+                                                    Results, best_over_seeds, experiment_run, infoflow_model)
 from transformer_theory.chapters.parameters import TrainingParameters, defaults, int_lists, positive_ints, seed_lists
 from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
@@ -104,7 +104,7 @@ def cost_model(p: dict[str, Any], width: int) -> TransformerConfig:
     return infoflow_model(p, (1,), E, E, width, d=2, max_len=p["cost_seq_len"], encoder_width=width)
 
 
-def runs(p: AggregationParameters) -> list[ExperimentRun]:
+def aggregation_runs(p: AggregationParameters) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``attention`` or ``cost_law``), ``T``, ``seed`` and, for the cost
     law, ``T0`` and ``width``."""
     out = []
@@ -124,7 +124,9 @@ def runs(p: AggregationParameters) -> list[ExperimentRun]:
     return out
 
 
-EXPERIMENT = Experiment("09_aggregation_cost", DEFAULTS, lambda values: runs(AggregationParameters(**values)))
+def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs (:func:`aggregation_runs`) for its complete ``parameters`` (a dict)."""
+    return aggregation_runs(AggregationParameters(**parameters))
 
 
 def decoder_parameters(config: TransformerConfig) -> int:
@@ -138,7 +140,7 @@ def decoder_parameters(config: TransformerConfig) -> int:
 # ----------------------------------------------------------------------------------------------
 # predictions (chapter 06's calculator) and the committed criteria
 # ----------------------------------------------------------------------------------------------
-def predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
+def calculator_predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
     """The calculator's prediction for the §4.4 model and for every aggregated-set size of the cost law.
 
     Args:
@@ -167,7 +169,7 @@ def predictions_document(p: dict[str, Any]) -> dict[str, Any]:
     """What is committed before the training results (:data:`PREDICTIONS_FILE`), without the provenance."""
     return calculator_document("09", "specific positions, cost law of coupled decoding", p,
                                ("positions", "seq_len", "embed_dim", "cost_seq_len", "cost_T0s", "cost_embed_dim",
-                                "cost_widths", "target_seed"), CRITERION, predictions(p))
+                                "cost_widths", "target_seed"), CRITERION, calculator_predictions(p))
 
 
 def write_predictions(path: str | Path | None = None) -> Path:
@@ -234,12 +236,12 @@ def cls_attention(model: Transformer, X: np.ndarray) -> np.ndarray:
     return trace.attention[-1][..., -1, :].double().numpy()
 
 
-def attention_summary(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], parameters: dict[str, Any] | None,
-                      store: RunStore, n_samples: int = 2048, seed: int = 0) -> dict[str, Any]:
+def attention_summary(results: Results, parameters: dict[str, Any] | None, store: RunStore, n_samples: int = 2048,
+                      seed: int = 0) -> dict[str, Any]:
     """The CLS attention of the trained §4.4 model with the best NMSE (over the ``attention`` runs).
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
         store: The run store that keeps the attention runs' weights.
         n_samples: The number of fresh inputs.
@@ -254,28 +256,26 @@ def attention_summary(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], 
         ValueError: no attention run has a finite NMSE.
     """
     p = EXPERIMENT.parameters(parameters)
-    runs = {r.config.key: r for r in EXPERIMENT.runs(p) if r.tags["part"] == "attention"}
-    trained = [(tags, record) for tags, record in results if tags["part"] == "attention"
-               and record["best_nmse"] is not None]
+    configs = {r.config.key: r.config for r in EXPERIMENT.runs(p) if r.tags["part"] == "attention"}
+    trained = [r for r in results if r.tags["part"] == "attention" and r.best_nmse is not None]
     if not trained:
         raise ValueError("results hold no attention run with a finite NMSE")
-    tags, record = min(trained, key=lambda tr: tr[1]["best_nmse"])
-    model = trained_model(runs[record["key"]].config, store)
+    best = min(trained, key=lambda r: r.best_nmse)
+    model = trained_model(configs[best.record["key"]], store)
     tree = targets.specific_positions(tuple(p["positions"]), d=2)
     X = tree.sample_inputs(n_samples, p["seq_len"], np.random.default_rng(seed))
     w = cls_attention(model, X)[:, 0, :]  # (n, T + 1): one head
     inputs = w[:, : p["seq_len"]]
     mean, std = inputs.mean(axis=0), inputs.std(axis=0)
-    return {"seed": tags["seed"], "nmse": record["best_nmse"], "weights": inputs, "mean": mean, "std": std,
+    return {"seed": best.tags["seed"], "nmse": best.best_nmse, "weights": inputs, "mean": mean, "std": std,
             "to_cls": float(w[:, -1].mean()), "observed": attention_observed(mean, std, list(p["positions"]))}
 
 
-def cost_law_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-                   parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def cost_law_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per (T0, width) of the ``cost_law`` runs of ``results``.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
     Returns:
@@ -283,9 +283,8 @@ def cost_law_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
         counted ``parameters`` (:func:`decoder_parameters`) and the calculator's ``predicted_exponent``.
     """
     p = EXPERIMENT.parameters(parameters)
-    exponent = {r["T0"]: r["exponent"] for r in predictions(p) if r["part"] == "cost_law"}
-    rows = best_over_seeds([({k: v for k, v in tags.items() if k != "part"}, record)
-                            for tags, record in results if tags["part"] == "cost_law"])
+    exponent = {r["T0"]: r["exponent"] for r in calculator_predictions(p) if r["part"] == "cost_law"}
+    rows = best_over_seeds([r for r in results if r.tags["part"] == "cost_law"], ignore=("part",))
     for row in rows:
         row.update(parameters=decoder_parameters(cost_model(p, row["width"])), predicted_exponent=exponent[row["T0"]])
     return sorted(rows, key=lambda r: (r["T0"], r["width"]))
@@ -313,6 +312,34 @@ def cost_law(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
                          f"or more ({exponent}): nothing to compare")
     judged["predicted_slopes"] = {T0: -2.0 / k for T0, k in exponent.items()}
     return judged
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
+# ----------------------------------------------------------------------------------------------
+def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter commits before its runs (:func:`predictions_document`): its parameters, the criteria
+    (:data:`CRITERION`) and the calculator's predictions (:func:`calculator_predictions`)."""
+    return predictions_document(dict(parameters))
+
+
+def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The chapter's table of the cost-law runs: ``cost_law_table`` (:func:`cost_law_table`; the attention part
+    reads weights, :func:`attention_summary`)."""
+    return {"cost_law_table": cost_law_table(results, dict(parameters))}
+
+
+def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
+    """The committed criteria's verdicts: ``attention_observed`` (:func:`attention_summary` of the best attention
+    run, its weights read from ``store``, on 2048 inputs of seed ``seeds[0]``) and ``cost_law_observed``
+    (:func:`cost_law`)."""
+    p = dict(parameters)
+    attention = attention_summary(results, p, store, n_samples=2048, seed=p["seeds"][0])
+    return {"attention_observed": bool(attention["observed"]),
+            "cost_law_observed": bool(cost_law(cost_law_table(results, p))["observed"])}
+
+
+EXPERIMENT = Experiment("09_aggregation_cost", DEFAULTS, runs, predictions, tables, claims)
 
 
 if __name__ == "__main__":  # pragma: no cover - the command that writes the committed predictions

@@ -22,7 +22,7 @@ part was trained.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -31,14 +31,16 @@ import numpy as np
 from transformer_theory.checks import positive_int, positive_real, seed_value
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import P1_SINGLE_LAYER_NMSE, P1_TWO_LAYER_NMSE_RANGE
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run, infoflow_model, int_list, seed_list,
-                                                    validation_curve)
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, RunResult,
+                                                    applicable, best_over_seeds, experiment_run, infoflow_model,
+                                                    int_list, seed_list, validation_curve)
 from transformer_theory.chapters.intrinsic_dimension import prediction
+from transformer_theory.training.store import RunStore
 
 __all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION",
-           "CalibrationParameters", "budget_change", "budget_check_table", "calibration_runs", "head_count_table", "head_count_verdicts",
-           "two_layer_head_count_table", "two_layer_verdict", "validation_curves"]
+           "CalibrationParameters", "budget_change", "budget_check_table", "calibration_runs", "claims",
+           "head_count_table", "head_count_verdicts", "predictions", "runs", "tables", "two_layer_head_count_table",
+           "two_layer_verdict", "validation_curves"]
 
 #: Doubling the step budget changes a cell's best NMSE by less than this factor: the budget is sufficient.
 BUDGET_TOLERANCE = 1.5
@@ -149,13 +151,13 @@ def calibration_runs(p: CalibrationParameters) -> list[ExperimentRun]:
     return one + double + two
 
 
-EXPERIMENT = Experiment("13_training_recipe", DEFAULTS, lambda values: calibration_runs(CalibrationParameters(**values)),
-                        OPTIONAL_PARTS)
+def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs (:func:`calibration_runs`) for its complete ``parameters`` (a dict)."""
+    return calibration_runs(CalibrationParameters(**parameters))
 
 
-def _part(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], part: str) -> list[tuple[dict, dict]]:
-    return [({k: v for k, v in tags.items() if k != "steps"}, record) for tags, record in results
-            if tags["part"] == part]
+def _part(results: Results, part: str) -> list[RunResult]:
+    return [r for r in results if r.tags["part"] == part]
 
 
 def _mean_std(values: dict[Any, float | None]) -> tuple[float | None, float | None]:
@@ -163,14 +165,13 @@ def _mean_std(values: dict[Any, float | None]) -> tuple[float | None, float | No
     return (float(np.mean(finite)), float(np.std(finite))) if finite else (None, None)
 
 
-def head_count_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-                     p: CalibrationParameters) -> list[dict[str, Any]]:
-    """One row per (T, h) of the one-layer runs in ``results`` (``(tags, record)`` pairs): ``T``, ``h``, ``D``,
+def head_count_table(results: Results, p: CalibrationParameters) -> list[dict[str, Any]]:
+    """One row per (T, h) of the one-layer runs in ``results``: ``T``, ``h``, ``D``,
     ``nmse`` (best over seeds), ``mean`` and ``std`` over seeds, ``seed_nmse``, P1 Table 2's ``paper_nmse`` and
     ``paper_std`` (mean and standard deviation; ``None`` at a T or D it lacks) and the calculator's
     :func:`~transformer_theory.chapters.intrinsic_dimension.prediction`."""
     rows = []
-    for row in best_over_seeds(_part(results, "head_count")):
+    for row in best_over_seeds(_part(results, "head_count"), ignore=("steps",)):
         h, T = row["h"], row["T"]
         paper = P1_SINGLE_LAYER_NMSE.get(h, {}).get(T, (None, None)) if p.D == 4 else (None, None)
         mean, std = _mean_std(row["seed_nmse"])
@@ -199,13 +200,12 @@ def head_count_verdicts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def two_layer_head_count_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-                               p: CalibrationParameters) -> list[dict[str, Any]]:
+def two_layer_head_count_table(results: Results, p: CalibrationParameters) -> list[dict[str, Any]]:
     """One row per h of the two-layer runs in ``results``: ``h``, ``T``, ``nmse`` (best over seeds), ``mean``,
     ``std``, ``seed_nmse`` and ``paper_nmse``, P1 Table 5's (min, max) over its sequence lengths (``None`` for an
     h it lacks or D ≠ 4)."""
     rows = []
-    for row in best_over_seeds(_part(results, "two_layer")):
+    for row in best_over_seeds(_part(results, "two_layer"), ignore=("steps",)):
         mean, std = _mean_std(row["seed_nmse"])
         rows.append({"h": row["h"], "T": row["T"], "nmse": row["nmse"], "mean": mean, "std": std,
                      "seed_nmse": row["seed_nmse"],
@@ -228,24 +228,56 @@ def budget_change(once: float | None, twice: float | None) -> dict[str, Any]:
     return {"change": change, "sufficient": None if change is None else change < BUDGET_TOLERANCE}
 
 
-def budget_check_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-                       p: CalibrationParameters) -> list[dict[str, Any]]:
+def budget_check_table(results: Results, p: CalibrationParameters) -> list[dict[str, Any]]:
     """One row per doubled cell: ``h``, ``T``, ``seed``, ``nmse`` at ``steps`` and ``nmse_double`` at twice
     as many, their quotient ``change`` and ``sufficient`` (``change`` < :data:`BUDGET_TOLERANCE`; ``None`` where
     a value is missing)."""
-    base = {(t["h"], t["T"], t["seed"]): r["best_nmse"] for t, r in _part(results, "head_count")}
+    base = {(r.tags["h"], r.tags["T"], r.tags["seed"]): r.best_nmse for r in _part(results, "head_count")}
     rows = []
-    for tags, record in _part(results, "double_budget"):
-        cell = (tags["h"], tags["T"], tags["seed"])
-        once, twice = base.get(cell), record["best_nmse"]
+    for r in _part(results, "double_budget"):
+        cell = (r.tags["h"], r.tags["T"], r.tags["seed"])
+        once, twice = base.get(cell), r.best_nmse
         rows.append({"h": cell[0], "T": cell[1], "seed": cell[2], "nmse": once, "nmse_double": twice,
                      **budget_change(once, twice)})
     return sorted(rows, key=lambda r: (r["T"], r["h"]))
 
 
-def validation_curves(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], part: str, heads: Sequence[int],
-                      T: int | None = None) -> list[dict[str, Any]]:
+def validation_curves(results: Results, part: str, heads: Sequence[int], T: int | None = None) -> list[dict[str, Any]]:
     """The validation curves (:func:`~transformer_theory.chapters.experiment.validation_curve`, grouped by
     ``"h = …"``) of the runs of ``part`` with ``heads`` per layer (at ``T`` if given)."""
-    return [validation_curve(tags, record, f"h = {tags['h']}") for tags, record in results
-            if tags["part"] == part and tags["h"] in heads and (T is None or tags["T"] == T)]
+    return [validation_curve(r, f"h = {r.tags['h']}") for r in _part(results, part)
+            if r.tags["h"] in heads and (T is None or r.tags["T"] == T)]
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
+# ----------------------------------------------------------------------------------------------
+def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter committed before its runs: ``criteria`` (:data:`CRITERIA`), ``budget_tolerance``
+    (:data:`BUDGET_TOLERANCE`) and ``prediction`` (:data:`PREDICTION`)."""
+    return {"criteria": CRITERIA, "budget_tolerance": BUDGET_TOLERANCE, "prediction": PREDICTION}
+
+
+def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The chapter's tables: ``head_count_table`` and ``head_count_verdicts`` (one layer), ``budget_check`` and
+    ``two_layer_head_count_table``."""
+    p = CalibrationParameters(**parameters)
+    rows = head_count_table(results, p)
+    return {"head_count_table": rows, "head_count_verdicts": head_count_verdicts(rows),
+            "budget_check": budget_check_table(results, p),
+            "two_layer_head_count_table": two_layer_head_count_table(results, p)}
+
+
+def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
+    """The verdicts on the committed criteria: ``head_count_met_t<T>`` (:func:`head_count_verdicts`),
+    ``budget_sufficient_h<h>_t<T>`` (:func:`budget_check_table`, seed ``seeds[0]``) and ``two_layer_met``
+    (:func:`two_layer_verdict`); a verdict without a value (a part left out, a cell missing) is left out (no claim
+    reads weights: ``store`` is unused)."""
+    p = CalibrationParameters(**parameters)
+    t = tables(results, parameters)
+    return applicable({**{f"head_count_met_t{v['T']}": v["met"] for v in t["head_count_verdicts"]},
+                       **{f"budget_sufficient_h{b['h']}_t{b['T']}": b["sufficient"] for b in t["budget_check"]},
+                       "two_layer_met": two_layer_verdict(t["two_layer_head_count_table"], p)["met"]})
+
+
+EXPERIMENT = Experiment("13_training_recipe", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)

@@ -16,7 +16,7 @@ thousands), reshuffled every epoch, and the NMSE is measured on held-out samples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,13 +25,14 @@ from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    experiment_run, infoflow_model)
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results,
+                                                    best_over_seeds, experiment_run, infoflow_model)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, positive_ints,
                                                     seed_lists)
+from transformer_theory.training.store import RunStore
 
-__all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIO", "TARGET", "TARGET_ARGS", "DepthSeparationParameters",
-           "depth_separation_runs", "nmse_table", "prediction", "separation"]
+__all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIO", "TARGET", "TARGET_ARGS", "DepthSeparationParameters", "claims",
+           "depth_separation_runs", "nmse_table", "prediction", "predictions", "runs", "separation", "tables"]
 
 #: The chapter's criterion, fixed before any run was read: at the largest T the two-layer NMSE is at least this
 #: many times lower than the best one-layer NMSE (best validation NMSE over seeds; the book profile).
@@ -96,8 +97,9 @@ def depth_separation_runs(p: DepthSeparationParameters) -> list[ExperimentRun]:
     return runs
 
 
-EXPERIMENT = Experiment("07_depth_separation", DEFAULTS,
-                        lambda values: depth_separation_runs(DepthSeparationParameters(**values)))
+def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs (:func:`depth_separation_runs`) for its complete ``parameters`` (a dict)."""
+    return depth_separation_runs(DepthSeparationParameters(**parameters))
 
 
 def prediction(heads: Sequence[int], seq_len: int, embed_dim: int) -> dict[str, Any]:
@@ -118,13 +120,11 @@ def prediction(heads: Sequence[int], seq_len: int, embed_dim: int) -> dict[str, 
             "predicted_formula": p.formula}
 
 
-def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-               parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per configuration of ``results``, with the calculator's prediction beside the measurement.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`
-            for ``parameters``.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment` for ``parameters``.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
     Returns:
@@ -135,10 +135,10 @@ def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
     """
     p = EXPERIMENT.parameters(parameters)
     train_loss: dict[tuple, float | None] = {}
-    for tags, record in results:
-        history = record["history"]
-        at = history["step"].index(record["best_step"]) if record["best_step"] is not None else None
-        train_loss[(_configuration(tags), tags["seed"])] = None if at is None else history["train_loss"][at]
+    for r in results:
+        history, best_step = r.record["history"], r.record["best_step"]
+        at = history["step"].index(best_step) if best_step is not None else None
+        train_loss[(_configuration(r.tags), r.tags["seed"])] = None if at is None else history["train_loss"][at]
     rows = best_over_seeds(results)
     for row in rows:
         model = infoflow_model(p, row["heads"], p["embed_dim"], p["head_dim"], row["ffn_width"])
@@ -182,3 +182,34 @@ def separation(rows: Sequence[dict[str, Any]], seq_len: int, ffn_width: int) -> 
     two_nmse = two[0]["nmse"]
     return {"T": seq_len, "ffn_width": ffn_width, "one_layer_heads": best["heads"][0], "one_layer_nmse": best["nmse"],
             "two_layer_nmse": two_nmse, "ratio": best["nmse"] / two_nmse if two_nmse > 0 else float("inf")}
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
+# ----------------------------------------------------------------------------------------------
+def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter fixed before its runs: ``criterion`` (``min_ratio``, :data:`MIN_RATIO`) and the
+    calculator's ``predictions`` (:func:`prediction`) for every configuration (``layers``, ``heads``) and T."""
+    configurations = [[h] for h in parameters["one_layer_heads"]] + [list(parameters["two_layer_heads"])]
+    rows = [{"layers": len(heads), "heads": heads, "T": T, "E": parameters["embed_dim"],
+             **prediction(heads, T, parameters["embed_dim"])}
+            for T in parameters["seq_lens"] for heads in configurations]
+    return {"criterion": {"min_ratio": MIN_RATIO}, "predictions": rows}
+
+
+def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The chapter's tables: ``nmse_table`` (:func:`nmse_table`) and ``separations`` (:func:`separation` at every T
+    of ``seq_lens``, FFN width ``ffn_width``)."""
+    rows = nmse_table(results, dict(parameters))
+    return {"nmse_table": rows,
+            "separations": [separation(rows, T, parameters["ffn_width"]) for T in parameters["seq_lens"]]}
+
+
+def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
+    """The chapter's claim: ``separation_at_largest_t``, the one-layer over two-layer NMSE ratio at the largest T
+    at least :data:`MIN_RATIO` (no claim reads weights: ``store`` is unused)."""
+    largest = separation(nmse_table(results, dict(parameters)), max(parameters["seq_lens"]), parameters["ffn_width"])
+    return {"separation_at_largest_t": bool(largest["ratio"] >= MIN_RATIO)}
+
+
+EXPERIMENT = Experiment("07_depth_separation", DEFAULTS, runs, predictions, tables, claims)

@@ -1,4 +1,5 @@
-"""What an experiment is: named defaults (a chapter's parameters) that build a list of tagged runs, and the
+"""What an experiment is: named defaults (a chapter's parameters) that build a list of tagged runs, with the
+chapter's predictions, tables and claims on their results (:class:`Experiment`, :class:`RunResult`), and the
 InfoFlow/P1 model and run every experiment of the book trains.
 
 Every model is the InfoFlow/P1 model of :mod:`transformer_theory.models` that :func:`infoflow_model` builds: a
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +20,9 @@ from typing import Any
 from transformer_theory.checks import positive_int, seed_value
 from transformer_theory.infoflow.efficiency import observed_efficient
 from transformer_theory.models.config import TransformerConfig
+from transformer_theory.storage.results import current_profile
 from transformer_theory.training.config import RunConfig
+from transformer_theory.training.store import RunStore, default_store
 
 #: Training settings shared by the experiments (InfoFlow §4 with the sizes measured on CPU).
 TRAINING_DEFAULTS: dict[str, Any] = {
@@ -52,14 +56,41 @@ class ExperimentRun:
 
 
 @dataclass(frozen=True)
+class RunResult:
+    """One run of an experiment as :func:`~transformer_theory.chapters.registry.run_experiment` returns it: the
+    ``tags`` a chapter tabulates it by and its stored ``record`` (configuration, history, ``best_nmse``, ...)."""
+
+    tags: dict[str, Any]
+    record: dict[str, Any]
+
+    @property
+    def best_nmse(self) -> float | None:
+        """The run's best validation NMSE (``None``: it diverged)."""
+        return self.record["best_nmse"]
+
+
+#: A chapter's results: one :class:`RunResult` per run, in the order of its run list.
+Results = Sequence[RunResult]
+
+
+@dataclass(frozen=True)
 class Experiment:
-    """A chapter's experiment: its ``name`` (the notebook's stem), ``defaults`` (the notebook's parameters),
-    ``build`` (parameters → runs) and ``optional``: the list parameters a profile may leave empty, leaving out a
-    part whose runs it does not train (the chapter says which)."""
+    """A chapter's experiment: its ``name`` (the notebook's stem), ``defaults`` (the notebook's parameters) and the
+    chapter's protocol, each a function of the complete parameters (the defaults overridden): ``build`` (its runs),
+    ``predict`` (what it fixed before its runs: criteria, the calculator's predictions), ``tabulate`` (its main
+    tables of the results, by name) and ``judge`` (its claims: the verdicts it asserts, by name, given the run store
+    that holds the weights of the runs a claim reads); ``optional``: the list parameters a profile may leave empty,
+    leaving out a part whose runs it does not train (the chapter says which).
+
+    The methods :meth:`runs`, :meth:`predictions`, :meth:`tables` and :meth:`claims` take overrides of the
+    defaults, as a notebook's ``parameters`` or a profile entry holds them."""
 
     name: str
     defaults: dict[str, Any]
     build: Callable[[dict[str, Any]], list[ExperimentRun]]
+    predict: Callable[[dict[str, Any]], dict[str, Any]]
+    tabulate: Callable[[Results, dict[str, Any]], dict[str, list[dict[str, Any]]]]
+    judge: Callable[[Results, dict[str, Any], RunStore], dict[str, bool]]
     optional: tuple[str, ...] = ()
 
     def parameters(self, values: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -76,6 +107,46 @@ class Experiment:
     def runs(self, values: dict[str, Any] | None = None) -> list[ExperimentRun]:
         """The experiment's runs for the defaults overridden by ``values`` (:meth:`parameters`)."""
         return self.build(self.parameters(values))
+
+    def predictions(self, values: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What the chapter fixed before its runs (criteria, predictions), for the defaults overridden by
+        ``values``."""
+        return self.predict(self.parameters(values))
+
+    def tables(self, results: Results, values: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
+        """The chapter's main tables of ``results`` (the runs for ``values``), by name."""
+        return self.tabulate(results, self.parameters(values))
+
+    def claims(self, results: Results, values: dict[str, Any] | None = None,
+               store: RunStore | None = None) -> dict[str, bool]:
+        """The claims the chapter asserts, judged on ``results`` (the runs for ``values``).
+
+        Args:
+            results: The :class:`RunResult` of every run of :meth:`runs` for ``values``.
+            values: Overrides of the defaults (``None``: the defaults).
+            store: The run store holding the weights of the runs a claim reads (``None``: the default store of
+                the profile the notebook runs under).
+
+        Returns:
+            Claim name -> verdict (a claim that does not apply to these parameters is left out).
+        """
+        verdicts = self.judge(results, self.parameters(values), default_store(current_profile()) if store is None
+                              else store)
+        bad = {k: v for k, v in verdicts.items() if not isinstance(k, str) or not isinstance(v, bool)}
+        if bad:
+            raise TypeError(f"experiment {self.name!r}: claims must map names to bools, got {bad!r}")
+        return verdicts
+
+
+def claim_name(*parts: Any) -> str:
+    """A claim's name from ``parts`` (``"agrees", "k_hop(2) (1,1)"`` -> ``"agrees_k_hop_2_1_1"``): lower case, every
+    run of other characters than letters and digits one underscore."""
+    return re.sub(r"[^a-z0-9]+", "_", "_".join(str(p) for p in parts).lower()).strip("_")
+
+
+def applicable(verdicts: Mapping[str, Any]) -> dict[str, bool]:
+    """``verdicts`` as claims: each as a plain ``bool``, those that are ``None`` (not applicable) left out."""
+    return {name: bool(v) for name, v in verdicts.items() if v is not None}
 
 
 def non_empty_list(name: str, values: Any, what: str) -> Sequence[Any]:
@@ -154,43 +225,43 @@ def experiment_run(p: dict[str, Any], model: TransformerConfig, target: str, tar
                      val_size=p["val_size"], eval_every=p["eval_every"], seed=seed)
 
 
-def best_over_seeds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+def best_over_seeds(results: Results, ignore: Sequence[str] = ()) -> list[dict[str, Any]]:
     """One row per configuration: the minimum over seeds of the best validation NMSE (the statistic InfoFlow
     and its predecessor report), with the seeds' values beside it.
 
     Args:
-        results: ``(tags, record)`` pairs, as :func:`~transformer_theory.chapters.registry.run_experiment`
-            returns them.
+        results: Runs, as :func:`~transformer_theory.chapters.registry.run_experiment` returns them.
+        ignore: Tags besides ``seed`` that do not name a configuration (left out of the rows).
 
     Returns:
-        Rows, in order of first appearance: the tags without ``seed``, ``seed_nmse`` (seed -> its best NMSE,
-        ``None`` if it diverged) and ``nmse`` (the minimum of the finite ones, ``None`` if there is none).
+        Rows, in order of first appearance: the tags without ``seed`` and ``ignore``, ``seed_nmse`` (seed -> its
+        best NMSE, ``None`` if it diverged) and ``nmse`` (the minimum of the finite ones, ``None`` if there is none).
     """
     rows: dict[str, dict[str, Any]] = {}
-    for tags, record in results:
-        config = {k: v for k, v in tags.items() if k != "seed"}
+    for r in results:
+        config = {k: v for k, v in r.tags.items() if k != "seed" and k not in ignore}
         row = rows.setdefault(repr(sorted(config.items())), {**config, "seed_nmse": {}})
-        row["seed_nmse"][tags.get("seed")] = record["best_nmse"]
+        row["seed_nmse"][r.tags.get("seed")] = r.best_nmse
     for row in rows.values():
         finite = [v for v in row["seed_nmse"].values() if v is not None]
         row["nmse"] = min(finite) if finite else None
     return list(rows.values())
 
 
-def validation_curve(tags: Mapping[str, Any], record: Mapping[str, Any], group: str) -> dict[str, Any]:
+def validation_curve(result: RunResult, group: str) -> dict[str, Any]:
     """One run's validation curve in the form of
     :func:`~transformer_theory.plotting.intrinsic_dimension.plot_validation_curves`.
 
     Args:
-        tags: The run's tags (with ``seed``).
-        record: The run's stored record.
+        result: The run (its tags with ``seed``).
         group: The name of the curve's group in the figure.
 
     Returns:
         ``label`` (the seed), ``group``, ``steps`` and ``nmse`` (the validation NMSE at each step).
     """
-    return {"label": f"seed {tags['seed']}", "group": group, "steps": record["history"]["step"],
-            "nmse": record["history"]["val_nmse"]}
+    history = result.record["history"]
+    return {"label": f"seed {result.tags['seed']}", "group": group, "steps": history["step"],
+            "nmse": history["val_nmse"]}
 
 
 def curve_summary(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -249,20 +320,19 @@ def book_efficiency(rows: Sequence[Mapping[str, Any]], by: Sequence[str]) -> lis
     return out
 
 
-def training_seconds(results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> float:
-    """Training wall time of ``results`` (``(tags, record)`` pairs): the sum over the distinct tasks they were
-    trained in (the runs of one task share its time), each counted once."""
-    tasks = {record["task"]["key"]: record["wall_time_s"] for _, record in results}
+def training_seconds(results: Results) -> float:
+    """Training wall time of ``results``: the sum over the distinct tasks they were trained in (the runs of one
+    task share its time), each counted once."""
+    tasks = {r.record["task"]["key"]: r.record["wall_time_s"] for r in results}
     return float(sum(tasks.values()))
 
 
-def half_gains(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], by: Sequence[str]) -> list[dict[str, Any]]:
+def half_gains(results: Results, by: Sequence[str]) -> list[dict[str, Any]]:
     """Whether each configuration was still learning when its schedule ended: the ``half_gain`` of
     :func:`curve_summary` per seed, and that of the best seed (the run the best-over-seeds statistic reads).
 
     Args:
-        results: ``(tags, record)`` pairs, as :func:`~transformer_theory.chapters.registry.run_experiment`
-            returns them.
+        results: Runs, as :func:`~transformer_theory.chapters.registry.run_experiment` returns them.
         by: The tags that name a configuration.
 
     Returns:
@@ -271,11 +341,11 @@ def half_gains(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], by: Seq
     """
     rows: dict[tuple, dict[str, Any]] = {}
     best: dict[tuple, tuple[float, Any]] = {}
-    for tags, record in results:
-        key = tuple(repr(tags[name]) for name in by)
-        row = rows.setdefault(key, {**{name: tags[name] for name in by}, "seed_half_gain": {}, "half_gain": None})
-        row["seed_half_gain"][tags["seed"]] = curve_summary(record)["half_gain"]
-        if record["best_nmse"] is not None and (key not in best or record["best_nmse"] < best[key][0]):
-            best[key] = (record["best_nmse"], tags["seed"])
-            row["half_gain"] = row["seed_half_gain"][tags["seed"]]
+    for r in results:
+        key = tuple(repr(r.tags[name]) for name in by)
+        row = rows.setdefault(key, {**{name: r.tags[name] for name in by}, "seed_half_gain": {}, "half_gain": None})
+        row["seed_half_gain"][r.tags["seed"]] = curve_summary(r.record)["half_gain"]
+        if r.best_nmse is not None and (key not in best or r.best_nmse < best[key][0]):
+            best[key] = (r.best_nmse, r.tags["seed"])
+            row["half_gain"] = row["seed_half_gain"][r.tags["seed"]]
     return list(rows.values())

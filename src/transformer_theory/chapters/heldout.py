@@ -23,19 +23,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from transformer_theory.checks import positive_int
-from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, HeldOut, configurations
+from transformer_theory.infoflow.efficiency import observed_efficient
+from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, HeldOut, configurations, scoreboard
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.storage.paths import project_root
 from transformer_theory.training.config import RunConfig
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, curve_summary,
-                                                    experiment_run, infoflow_model, seed_list)
+from transformer_theory.training.store import RunStore
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, RunResult,
+                                                    applicable, claim_name, curve_summary, experiment_run,
+                                                    infoflow_model, seed_list)
 from transformer_theory.chapters.parameters import TrainingParameters, defaults, seed_lists, store
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "JOINT_PREDICTION", "OPTIONAL_PARTS", "HeldOutParameters", "STILL_LEARNING", "SEED_SPREAD", "PLATEAU",
            "SCOREBOARD_STEPS", "REFERENCE_STEPS", "BUDGET_PREDICTION", "budget_prediction_observed",
            "selected", "model_config", "heldout_runs", "committed_predictions", "best_nmse", "diagnose",
-           "task_wall_times", "commit_that_added", "is_ancestor"]
+           "task_wall_times", "commit_that_added", "is_ancestor", "joint_observed", "runs", "predictions", "tables",
+           "claims"]
 
 #: The diagnosis of a disagreement (fixed with the code, before the held-out runs were read; it never changes the
 #: scoreboard): a run whose best NMSE fell by ``STILL_LEARNING`` or more over the second half of its schedule
@@ -68,9 +72,6 @@ BUDGET_PREDICTION: dict[str, Any] = {
     "may_become_efficient": ["max_retrieval(2) (1,) size", "shifted_max (1,)", "positions_plus_max (1,)",
                              "position_gated (2,)"],
 }
-
-Result = tuple[dict[str, Any], dict[str, Any]]
-
 
 def selected(names: Sequence[str]) -> list[HeldOut]:
     """The configurations called ``names`` in the suite's order (all of them for an empty list)."""
@@ -193,8 +194,9 @@ def heldout_runs(p: HeldOutParameters) -> list[ExperimentRun]:
     return runs
 
 
-EXPERIMENT = Experiment("12_predictions_vs_training", DEFAULTS,
-                        lambda values: heldout_runs(HeldOutParameters(**values)), OPTIONAL_PARTS)
+def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs (:func:`heldout_runs`) for its complete ``parameters`` (a dict)."""
+    return heldout_runs(HeldOutParameters(**parameters))
 
 
 def committed_predictions() -> dict[str, Any]:
@@ -202,11 +204,11 @@ def committed_predictions() -> dict[str, Any]:
     return json.loads((project_root() / PREDICTIONS_FILE).read_text())
 
 
-def best_nmse(results: Sequence[Result]) -> dict[tuple[str, int, int], float | None]:
+def best_nmse(results: Results) -> dict[tuple[str, int, int], float | None]:
     """The statistic of the observation criterion for the scoreboard's runs (follow-ups left out).
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
 
     Returns:
         ``(configuration name, E, T)`` -> the minimum over seeds and checkpoints of the validation NMSE
@@ -214,16 +216,16 @@ def best_nmse(results: Sequence[Result]) -> dict[tuple[str, int, int], float | N
         reads.
     """
     best: dict[tuple[str, int, int], float | None] = {}
-    for tags, record in results:
-        if tags["followup"]:
+    for r in results:
+        if r.tags["followup"]:
             continue
-        key = (tags["name"], tags["E"], tags["T"])
-        values = [v for v in (best.get(key), record["best_nmse"]) if v is not None]
+        key = (r.tags["name"], r.tags["E"], r.tags["T"])
+        values = [v for v in (best.get(key), r.best_nmse) if v is not None]
         best[key] = min(values) if values else None
     return best
 
 
-def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequence[Result],
+def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Results,
              criterion: Mapping[str, Any]) -> dict[str, Any]:
     """The evidence on one configuration's scoreboard runs and what a disagreement points at.
 
@@ -246,7 +248,7 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequenc
     Args:
         config: An entry of the predictions document (:func:`committed_predictions`).
         row: One of its scoreboard rows (:func:`~transformer_theory.infoflow.heldout.scoreboard`).
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
         criterion: The committed observation criterion (``nmse_threshold``).
 
     Returns:
@@ -258,12 +260,12 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequenc
         ValueError: ``results`` hold no scoreboard run of the configuration.
     """
     E, name = config["E"], config["name"]
-    runs = [(t, r) for t, r in results if t["name"] == name and not t["followup"]]
-    if not runs:
+    own_runs = [(r.tags, r.record) for r in results if r.tags["name"] == name and not r.tags["followup"]]
+    if not own_runs:
         raise ValueError(f"diagnose: no runs of {name!r}")
     per_T: dict[int, dict[str, Any]] = {}
-    for T in sorted({t["T"] for t, _ in runs if t["E"] == E}):
-        own = [r for t, r in runs if t["E"] == E and t["T"] == T and r["best_nmse"] is not None]
+    for T in sorted({t["T"] for t, _ in own_runs if t["E"] == E}):
+        own = [r for t, r in own_runs if t["E"] == E and t["T"] == T and r["best_nmse"] is not None]
         best = min(own, key=lambda r: r["best_nmse"]) if own else None
         values = [r["best_nmse"] for r in own]
         per_T[T] = {"nmse": best["best_nmse"] if best else None, "half_gain": curve_summary(best)["half_gain"]
@@ -271,7 +273,7 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequenc
     T_max = max(per_T)
     exponent = next(p["exponent"] for p in config["predictions"] if p["E"] == E and p["T"] == T_max)
     log10_cost = exponent * 0.5 * -math.log10(criterion["nmse_threshold"])
-    model = RunConfig.from_dict(next(r for t, r in runs if t["E"] == E and t["T"] == T_max)["config"]).model
+    model = RunConfig.from_dict(next(r for t, r in own_runs if t["E"] == E and t["T"] == T_max)["config"]).model
     log10_params = math.log10(sum(p.numel() for p in Transformer(model).parameters()))
     still_improving = any((v["half_gain"] or 1.0) >= STILL_LEARNING for v in per_T.values())
     spread = max((v["seed_spread"] or 1.0) for v in per_T.values())
@@ -295,9 +297,70 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Sequenc
             "log10_params": round(log10_params, 3), "suspect": suspect}
 
 
-def task_wall_times(results: Sequence[Result]) -> dict[str, float]:
+def task_wall_times(results: Results) -> dict[str, float]:
     """Training wall time of every task (the runs trained together), by task key, in seconds."""
-    return {record["task"]["key"]: record["wall_time_s"] for _, record in results}
+    return {r.record["task"]["key"]: r.record["wall_time_s"] for r in results}
+
+
+def joint_observed(results: Results, configs: Sequence[Mapping[str, Any]], criterion: Mapping[str, Any],
+                   names: Sequence[str]) -> dict[str, bool | None]:
+    """The model check's verdicts (:data:`JOINT_PREDICTION`): per configuration of ``names``, whether its runs
+    with (token, position) encoded jointly are observed efficient by ``criterion`` at its own width.
+
+    Args:
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        configs: Entries of the predictions document (:func:`committed_predictions`).
+        criterion: The committed observation criterion.
+        names: The configurations of the check (the parameter ``joint_positions``).
+
+    Returns:
+        Name -> observed efficient (``None`` with fewer than two sequence lengths).
+    """
+    out: dict[str, bool | None] = {}
+    for name in names:
+        c = next(c for c in configs if c["name"] == name)
+        best = best_nmse([RunResult({**r.tags, "followup": False}, r.record) for r in results
+                          if r.tags["joint"] and r.tags["name"] == name])
+        nmse = {T: v for (_, E, T), v in best.items() if E == c["E"]}
+        out[name] = observed_efficient(nmse, criterion) if len(nmse) >= 2 else None
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
+# ----------------------------------------------------------------------------------------------
+def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter committed before its runs: the observation ``criterion`` and the calculator's predictions
+    for the selected ``configurations`` (:func:`committed_predictions`), and the forecasts ``joint_prediction``
+    (:data:`JOINT_PREDICTION`) and ``budget_prediction`` (:data:`BUDGET_PREDICTION`)."""
+    doc = committed_predictions()
+    names = {c.name for c in selected(parameters["configurations"])}
+    return {"criterion": doc["criterion"], "configurations": [c for c in doc["configurations"] if c["name"] in names],
+            "joint_prediction": JOINT_PREDICTION, "budget_prediction": BUDGET_PREDICTION}
+
+
+def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The chapter's table: ``scoreboard``, the committed predictions against the best NMSE of the scoreboard's runs
+    (:func:`~transformer_theory.infoflow.heldout.scoreboard`)."""
+    committed = predictions(parameters)
+    return {"scoreboard": scoreboard(committed["configurations"], best_nmse(results), committed["criterion"])}
+
+
+def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
+    """The chapter's verdicts, each named after its configuration (:func:`~.experiment.claim_name`): ``agrees_<c>``
+    (the scoreboard's verdict agrees with the prediction), ``exponent_claim_<c>`` (a size axis's exponent claim,
+    where one is made) and ``joint_observed_efficient_<c>`` (the model check, :func:`joint_observed`); no claim reads
+    weights (``store`` is unused)."""
+    committed = predictions(parameters)
+    rows = scoreboard(committed["configurations"], best_nmse(results), committed["criterion"])
+    joint = joint_observed(results, committed_predictions()["configurations"], committed["criterion"],
+                           parameters["joint_positions"])
+    return applicable({**{claim_name("agrees", r["name"]): r["agrees"] for r in rows},
+                       **{claim_name("exponent_claim", r["name"]): r["exponent_claim"] for r in rows},
+                       **{claim_name("joint_observed_efficient", name): v for name, v in joint.items()}})
+
+
+EXPERIMENT = Experiment("12_predictions_vs_training", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)
 
 
 def _git(*args: str) -> subprocess.CompletedProcess | None:

@@ -40,15 +40,16 @@ from transformer_theory.infoflow.trees import Tree
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
 from transformer_theory.training.store import RunStore, trained_model
-from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, best_over_seeds, experiment_run,
-                                                    infoflow_model)
+from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, RunResult, applicable,
+                                                    best_over_seeds, claim_name, experiment_run, infoflow_model)
 from transformer_theory.chapters.parameters import TrainingParameters, defaults, int_lists, positive_ints, seed_lists
 
 __all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
-           "IntrinsicDimensionParameters", "head_configs", "head_count_runs", "head_count_table",
+           "IntrinsicDimensionParameters", "claims", "head_configs", "head_count_runs", "head_count_table",
            "intrinsic_dimension_runs", "long_schedule_runs", "model_retrieval_agreement", "nmse_table", "prediction",
-           "prediction_table", "ratio_rises_with_length", "ratios_during_training", "retrieval_agreement",
-           "retrieval_summary", "retrieval_table", "separation_ratios", "sequence_length_runs", "sequence_length_table"]
+           "prediction_table", "predictions", "ratio_rises_with_length", "ratios_during_training",
+           "retrieval_agreement", "retrieval_summary", "retrieval_table", "runs", "separation_ratios",
+           "sequence_length_runs", "sequence_length_table", "tables"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): for each D, both configurations
 #: that miss a head reach at least this many times the best validation NMSE of (D, D) (book profile). For
@@ -212,13 +213,11 @@ def head_count_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list
     return runs
 
 
-def _build(p: IntrinsicDimensionParameters) -> list[ExperimentRun]:
-    # the cheap runs first
+def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
+    """Every run of the chapter for its complete ``parameters`` (a dict), the cheap ones first: the head count, the
+    intrinsic dimension, the sequence length, the longer schedule."""
+    p = IntrinsicDimensionParameters(**parameters)
     return head_count_runs(p) + intrinsic_dimension_runs(p) + sequence_length_runs(p) + long_schedule_runs(p)
-
-
-EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS,
-                        lambda values: _build(IntrinsicDimensionParameters(**values)))
 
 
 def _part_name(part: str) -> str:
@@ -252,16 +251,16 @@ def prediction_table(parameters: dict[str, Any] | None = None,
     return rows
 
 
-def _part(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], part: str):
-    return [(tags, record) for tags, record in results if tags["part"] == part]
+def _part(results: Results, part: str) -> list[RunResult]:
+    return [r for r in results if r.tags["part"] == part]
 
 
-def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-               parameters: dict[str, Any] | None = None, part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
+def nmse_table(results: Results, parameters: dict[str, Any] | None = None,
+               part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
     """:func:`prediction_table` with the measurement.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
         part: A part of :data:`PAIRWISE_PARTS`: the runs of ``results`` tabulated.
 
@@ -309,12 +308,11 @@ def separation_ratios(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def sequence_length_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-                          parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def sequence_length_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The sequence-length part: one row per T of ``sl_seq_lens``.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`
             (none: the calculator's part alone, before any run).
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
@@ -352,14 +350,13 @@ def ratio_rises_with_length(rows: Sequence[dict[str, Any]]) -> dict[str, bool | 
             for a, b in zip(ordered, ordered[1:])}
 
 
-def ratios_during_training(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-                           parameters: dict[str, Any] | None = None,
+def ratios_during_training(results: Results, parameters: dict[str, Any] | None = None,
                            fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0),
                            part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
     """The :func:`separation_ratios` ratio of each D of ``part`` as it stood at ``fractions`` of the schedule.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
         fractions: Fractions of the part's ``steps``, in (0, 1]; at each, every run's best validation NMSE up
             to step ``fraction · steps`` counts (1.0: the reported ratio).
@@ -376,10 +373,10 @@ def ratios_during_training(results: Sequence[tuple[dict[str, Any], dict[str, Any
             raise ValueError(f"fractions must lie in (0, 1], got {fraction!r}")
         until = fraction * steps
         cut = []
-        for tags, record in _part(results, part):
-            h = record["history"]
+        for r in _part(results, part):
+            h = r.record["history"]
             seen = [v for step, v in zip(h["step"], h["val_nmse"]) if step <= until and v is not None]
-            cut.append((tags, {**record, "best_nmse": min(seen) if seen else None}))
+            cut.append(RunResult(r.tags, {**r.record, "best_nmse": min(seen) if seen else None}))
         out += [{"D": s["D"], "fraction": fraction, "step": int(until), "ratio": s["ratio"]}
                 for s in separation_ratios(nmse_table(cut, parameters, part))]
     return out
@@ -480,12 +477,11 @@ def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_sample
     return rows
 
 
-def head_count_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-                     parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def head_count_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The single-layer head count beside P1 Table 2.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
     Returns:
@@ -502,3 +498,40 @@ def head_count_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
                      "paper_nmse": mean, "paper_std": std,
                      **prediction(targets.max_retrieval(D), (h,), p.hc_head_dim * h, T)})
     return sorted(rows, key=lambda r: (r["T"], r["h"]))
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
+# ----------------------------------------------------------------------------------------------
+def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter fixed before its runs: ``criterion`` (``min_ratios``, :data:`MIN_RATIOS`;
+    ``retrieval_threshold``, :data:`RETRIEVAL_THRESHOLD`) and the calculator's ``predictions``
+    (:func:`prediction_table`)."""
+    return {"criterion": {"min_ratios": MIN_RATIOS, "retrieval_threshold": RETRIEVAL_THRESHOLD},
+            "predictions": prediction_table(dict(parameters))}
+
+
+def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The chapter's tables: ``nmse_table`` and ``separation_ratios`` (the intrinsic-dimension runs),
+    ``sequence_length_table``, ``long_schedule_table`` and ``long_schedule_ratios``, and ``head_count_table``."""
+    p = dict(parameters)
+    rows, long_rows = nmse_table(results, p), nmse_table(results, p, "long_schedule")
+    return {"nmse_table": rows, "separation_ratios": separation_ratios(rows),
+            "sequence_length_table": sequence_length_table(results, p), "long_schedule_table": long_rows,
+            "long_schedule_ratios": separation_ratios(long_rows), "head_count_table": head_count_table(results, p)}
+
+
+def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
+    """The chapter's verdicts on its fixed criteria: ``criterion_met_d<D>`` (:func:`separation_ratios` against
+    :data:`MIN_RATIOS`, for each D with a bar), ``sequence_length_rises_<T>_<T'>`` (:func:`ratio_rises_with_length`)
+    and ``sequence_length_observed`` (it rises at every step), ``long_schedule_criterion_met_d<D>`` (the same bars on
+    the longer schedule); a verdict without a value is left out (no claim reads weights: ``store`` is unused)."""
+    t = tables(results, parameters)
+    rising = ratio_rises_with_length(t["sequence_length_table"])
+    return applicable({**{f"criterion_met_d{s['D']}": s["met"] for s in t["separation_ratios"]},
+                       **{claim_name("sequence_length_rises", pair): v for pair, v in rising.items()},
+                       "sequence_length_observed": all(v is True for v in rising.values()),
+                       **{f"long_schedule_criterion_met_d{s['D']}": s["met"] for s in t["long_schedule_ratios"]}})
+
+
+EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, runs, predictions, tables, claims)

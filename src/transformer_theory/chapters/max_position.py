@@ -19,7 +19,7 @@ Steps, widths, seeds and fresh samples every step (``train_size=None``) are ours
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,8 @@ from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
-                                                    best_over_seeds, experiment_run, infoflow_model)
+                                                    Results, applicable, best_over_seeds, experiment_run,
+                                                    infoflow_model)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
                                                     seed_lists)
 from transformer_theory.chapters.predictions import calculator_document, write_committed
@@ -104,7 +105,7 @@ CRITERION: dict[str, Any] = {
 PREDICTIONS_FILE = Path("results") / "book" / "08_max_position_retrieval_predictions.json"
 
 
-def runs(p: MaxPositionParameters) -> list[ExperimentRun]:
+def max_position_runs(p: MaxPositionParameters) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``one_layer``, ``two_layer``, ``probe``), ``layers``, ``heads``,
     ``k`` (or ``D``), ``T`` and ``seed``."""
     out = []
@@ -127,13 +128,15 @@ def runs(p: MaxPositionParameters) -> list[ExperimentRun]:
     return out
 
 
-EXPERIMENT = Experiment("08_max_position_retrieval", DEFAULTS, lambda values: runs(MaxPositionParameters(**values)))
+def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs (:func:`max_position_runs`) for its complete ``parameters`` (a dict)."""
+    return max_position_runs(MaxPositionParameters(**parameters))
 
 
 # ----------------------------------------------------------------------------------------------
 # predictions (chapter 06's calculator) and the committed criteria
 # ----------------------------------------------------------------------------------------------
-def predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
+def calculator_predictions(p: dict[str, Any], gamma: float = 1.0) -> list[dict[str, Any]]:
     """The calculator's prediction for every k-th largest configuration of ``p``.
 
     Args:
@@ -160,7 +163,7 @@ def predictions_document(p: dict[str, Any]) -> dict[str, Any]:
     """What is committed before the training results (:data:`PREDICTIONS_FILE`), without the provenance."""
     return calculator_document("08", "k-th largest retrieval, one and two layers", p,
                                ("seq_lens", "ks", "embed_dim", "head_dim", "two_layer_k", "target_seed"), CRITERION,
-                               predictions(p))
+                               calculator_predictions(p))
 
 
 def write_predictions(path: str | Path | None = None) -> Path:
@@ -169,23 +172,21 @@ def write_predictions(path: str | Path | None = None) -> Path:
     return write_committed(predictions_document(DEFAULTS), PREDICTIONS_FILE, path)
 
 
-def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-               parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per k-th largest configuration and T of ``results`` (the probe runs left out).
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
     Returns:
         Rows sorted by layers, k and T: ``part``, ``layers``, ``k``, ``T``, ``nmse`` (best validation NMSE over
         seeds), ``seed_nmse`` and the calculator's ``predicted_efficient`` and ``predicted_exponent``
-        (:func:`predictions`).
+        (:func:`calculator_predictions`).
     """
     p = EXPERIMENT.parameters(parameters)
-    predicted = {(r["part"], r["k"], r["T"]): r for r in predictions(p)}
-    rows = best_over_seeds([({k: v for k, v in tags.items() if k != "heads"}, record)
-                            for tags, record in results if tags["part"] != "probe"])
+    predicted = {(r["part"], r["k"], r["T"]): r for r in calculator_predictions(p)}
+    rows = best_over_seeds([r for r in results if r.tags["part"] != "probe"], ignore=("heads",))
     for row in rows:
         pred = predicted[(row["part"], row["k"], row["T"])]
         row.update(predicted_efficient=pred["efficient"], predicted_exponent=pred["exponent"])
@@ -224,13 +225,13 @@ def judge_table(rows: Sequence[dict[str, Any]], two_layer_k: int) -> dict[str, A
     return judged
 
 
-def probe_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], parameters: dict[str, Any] | None,
-                store: RunStore, n_samples: int = 4096, seed: int = 0) -> list[dict[str, Any]]:
+def probe_table(results: Results, parameters: dict[str, Any] | None, store: RunStore, n_samples: int = 4096,
+                seed: int = 0) -> list[dict[str, Any]]:
     """:func:`probe_ratios` of every trained probe run of ``results`` against the same model at its
     initialisation.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
         store: The run store that keeps the probe runs' weights.
         n_samples: The number of fresh inputs of the probe target.
@@ -244,16 +245,16 @@ def probe_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]], parame
         ValueError: ``results`` hold no probe run.
     """
     p = EXPERIMENT.parameters(parameters)
-    runs = {r.config.key: r.config for r in EXPERIMENT.runs(p) if r.tags["part"] == "probe"}
+    probes = {r.config.key: r.config for r in EXPERIMENT.runs(p) if r.tags["part"] == "probe"}
     tree = targets.pairwise_max(p["probe_D"], d=4, seed=p["target_seed"])
     X = tree.sample_inputs(n_samples, p["probe_seq_len"], np.random.default_rng(seed))
     rows = []
-    for tags, record in results:
-        if tags["part"] != "probe":
+    for r in results:
+        if r.tags["part"] != "probe":
             continue
-        run = runs[record["key"]]
+        run = probes[r.record["key"]]
         for row in probe_ratios(trained_model(run, store), init_model(run.model, run.seed).eval(), X):
-            rows.append({"heads": list(tags["heads"]), "seed": tags["seed"], "nmse": record["best_nmse"], **row})
+            rows.append({"heads": list(r.tags["heads"]), "seed": r.tags["seed"], "nmse": r.best_nmse, **row})
     if not rows:
         raise ValueError("results hold no probe run")
     return rows
@@ -403,6 +404,36 @@ def probe_ratios(trained: Transformer, initial: Transformer, X: np.ndarray) -> l
                      "argmax_ratio": t["argmax_error"] / i["argmax_error"], "second_trained": t["second_error"],
                      "second_init": i["second_error"], "second_ratio": t["second_error"] / i["second_error"]})
     return rows
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
+# ----------------------------------------------------------------------------------------------
+def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter commits before its runs (:func:`predictions_document`): its parameters, the criteria
+    (:data:`CRITERION`) and the calculator's predictions (:func:`calculator_predictions`)."""
+    return predictions_document(dict(parameters))
+
+
+def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The chapter's table of the k-th largest runs: ``nmse_table`` (:func:`nmse_table`; the probe's table reads
+    weights, :func:`probe_table`)."""
+    return {"nmse_table": nmse_table(results, dict(parameters))}
+
+
+def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
+    """The committed criteria's verdicts (:func:`judge_table`, :func:`probe_observed`): ``top1_stays_low``,
+    ``kth_degrades_k<k>`` for every k >= 2, ``two_layer_agrees`` (the two-layer verdict is the committed prediction)
+    and ``probe_observed`` (the probe on 4096 inputs of seed ``seeds[0]``, the weights read from ``store``)."""
+    p = dict(parameters)
+    judged = judge_table(nmse_table(results, p), p["two_layer_k"])
+    probe = probe_table(results, p, store, n_samples=4096, seed=p["seeds"][0])
+    return applicable({"top1_stays_low": judged["top1_stays_low"],
+                       **{f"kth_degrades_k{k}": v for k, v in judged["kth_degrades"].items()},
+                       "two_layer_agrees": judged["agrees"], "probe_observed": probe_observed(probe)})
+
+
+EXPERIMENT = Experiment("08_max_position_retrieval", DEFAULTS, runs, predictions, tables, claims)
 
 
 if __name__ == "__main__":  # pragma: no cover - the command that writes the committed predictions

@@ -4,7 +4,9 @@ An experiment (:class:`~transformer_theory.chapters.experiment.Experiment`) turn
 names and values as the chapter's ``parameters`` cell, filled from the profile entry of that name in
 ``params/<profile>.yaml``) into a list of runs, each with the tags a chapter tabulates. The CLI
 (``python -m transformer_theory train NAME --profile P``) and the notebook therefore train exactly the
-same runs and share one run store.
+same runs and share one run store. Every chapter implements one protocol on its parameters: ``runs``,
+``predictions``, ``tables`` and ``claims`` (the verdicts it asserts, by name), which the notebook shows and records
+and ``tests/test_committed_results.py`` checks on the committed runs through the same function.
 
 * ``07_depth_separation`` -- InfoFlow's Theorem 1 (Yu et al. 2026), in
   :mod:`~transformer_theory.chapters.depth_separation`.
@@ -31,7 +33,7 @@ from typing import Any
 
 from transformer_theory.chapters import (ablation, aggregation, calibration, depth_separation, heldout,
                                          intrinsic_dimension, max_position, triangle_center)
-from transformer_theory.chapters.experiment import Experiment, best_over_seeds
+from transformer_theory.chapters.experiment import Experiment, RunResult, best_over_seeds
 from transformer_theory.infoflow import heldout as heldout_suite
 from transformer_theory.infoflow import targets
 from transformer_theory.storage.results import current_profile
@@ -67,8 +69,9 @@ def experiment(name: str) -> Experiment:
 
 def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profile: str | None = None,
                    store: RunStore | str | None = None, scheduler: str | None = None, n_workers: int | None = None,
-                   models_per_task: int | None = None, options: TrainOptions = TrainOptions()) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """``(tags, record)`` for every run of experiment ``name`` with ``parameters``.
+                   models_per_task: int | None = None, options: TrainOptions = TrainOptions()) -> list[RunResult]:
+    """The :class:`~transformer_theory.chapters.experiment.RunResult` (tags and record) of every run of experiment
+    ``name`` with ``parameters``.
 
     Records come from the store when present; missing runs are trained (see
     :func:`~transformer_theory.training.distributed.train_runs`) and stored.
@@ -87,7 +90,8 @@ def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profi
         options: How a task is executed (device, threads, checkpoints, progress).
 
     Returns:
-        One ``(tags, record)`` pair per run, in the order of the experiment's run list.
+        One :class:`~transformer_theory.chapters.experiment.RunResult` per run, in the order of the experiment's run
+        list.
     """
     runs = experiment(name).runs(parameters)
     if store is None:
@@ -97,4 +101,4 @@ def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profi
     records = train_runs([r.config for r in runs], store, scheduler=scheduler, n_workers=n_workers,
                          models_per_task=models_per_task, options=options,
                          with_weights={r.config.key for r in runs if r.weights})
-    return [(r.tags, record) for r, record in zip(runs, records)]
+    return [RunResult(r.tags, record) for r, record in zip(runs, records)]

@@ -11,7 +11,7 @@ configuration and T again at the smaller ``reference_steps``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +24,16 @@ from transformer_theory.infoflow.stats import comparison_capacity, comparison_st
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, best_over_seeds,
-                                                    curve_summary, infoflow_model)
+from transformer_theory.training.store import RunStore
+from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, applicable,
+                                                    best_over_seeds, claim_name, curve_summary, infoflow_model)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
                                                     seed_lists, store)
 
 __all__ = ["DEFAULTS", "EQUAL_BUDGET_PREDICTION", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE",
-           "OPTIONAL_PARTS", "STILL_LEARNING", "TriangleCenterParameters", "budget_table", "comparison_growth",
-           "equal_budget_observed", "judge", "model", "nmse_table", "paper_key", "predictions", "runs"]
+           "OPTIONAL_PARTS", "STILL_LEARNING", "TriangleCenterParameters", "budget_table", "calculator_predictions",
+           "claims", "comparison_growth", "equal_budget_observed", "judge", "model", "nmse_table", "paper_key",
+           "predictions", "runs", "tables", "triangle_center_runs"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): at the shortest T every configuration
 #: learns (best validation NMSE at most this; the paper reports 0.07 to 0.09 at T = 8) ...
@@ -109,7 +111,7 @@ class TriangleCenterParameters(TrainingParameters):
 DEFAULTS: dict[str, Any] = defaults(TriangleCenterParameters)
 
 
-def runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
+def triangle_center_runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
     """Every (configuration, T, seed) run at ``steps`` on ``train_size`` samples, then the budget check's (the same
     at each of ``reference_steps`` on ``reference_train_size``), tagged ``h1, h2, E, T, steps, seed``."""
     s = p.settings()
@@ -128,8 +130,9 @@ def runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
     return out
 
 
-EXPERIMENT = Experiment("11_triangle_center", DEFAULTS, lambda values: runs(TriangleCenterParameters(**values)),
-                        OPTIONAL_PARTS)
+def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
+    """The chapter's runs (:func:`triangle_center_runs`) for its complete ``parameters`` (a dict)."""
+    return triangle_center_runs(TriangleCenterParameters(**parameters))
 
 
 def paper_key(h1: int, h2: int, E: int) -> str:
@@ -137,7 +140,7 @@ def paper_key(h1: int, h2: int, E: int) -> str:
     return f"({h1},{h2}),E={E}"
 
 
-def predictions(parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def calculator_predictions(parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Chapter 06's verdict for every configuration and T.
 
     Args:
@@ -160,13 +163,11 @@ def predictions(parameters: dict[str, Any] | None = None) -> list[dict[str, Any]
     return rows
 
 
-def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-               parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per (configuration, T) of the runs at ``steps`` in ``results``, beside the paper's NMSE.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`
-            for ``parameters``.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment` for ``parameters``.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
     Returns:
@@ -175,8 +176,8 @@ def nmse_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
         (InfoFlow §4.2 as summarised; ``None`` where the paper has no value) and the model's ``parameters``.
     """
     p = EXPERIMENT.parameters(parameters)
-    main = [(tags, record) for tags, record in results if tags["steps"] == p["steps"]]
-    half_gain = {_cell(tags) + (tags["seed"],): curve_summary(record)["half_gain"] for tags, record in main}
+    main = [r for r in results if r.tags["steps"] == p["steps"]]
+    half_gain = {_cell(r.tags) + (r.tags["seed"],): curve_summary(r.record)["half_gain"] for r in main}
     rows = best_over_seeds(main)
     for row in rows:
         h1, h2, E = row["h1"], row["h2"], row["E"]
@@ -192,13 +193,11 @@ def _cell(tags: dict[str, Any]) -> tuple[int, int, int, int]:
     return tags["h1"], tags["h2"], tags["E"], tags["T"]
 
 
-def budget_table(results: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-                 parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def budget_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The budget check: each (configuration, T) at ``steps`` beside the same at each of ``reference_steps``.
 
     Args:
-        results: The ``(tags, record)`` pairs of :func:`~transformer_theory.chapters.registry.run_experiment`
-            for ``parameters``.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment` for ``parameters``.
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
     Returns:
@@ -303,3 +302,42 @@ def judge(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
                                "near_one": nmse[largest] >= NEAR_ONE_MIN_NMSE}
     out["observed"] = all(c["learned"] and c["near_one"] for c in out["configs"].values())
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
+# ----------------------------------------------------------------------------------------------
+def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter fixed before its runs: ``criterion`` (:data:`LEARNED_MAX_NMSE`, :data:`NEAR_ONE_MIN_NMSE`),
+    the calculator's ``predictions`` (:func:`calculator_predictions`) and ``equal_budget_prediction``
+    (:data:`EQUAL_BUDGET_PREDICTION`)."""
+    return {"criterion": {"learned_max_nmse": LEARNED_MAX_NMSE, "near_one_min_nmse": NEAR_ONE_MIN_NMSE},
+            "predictions": calculator_predictions(dict(parameters)),
+            "equal_budget_prediction": EQUAL_BUDGET_PREDICTION}
+
+
+def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The chapter's tables: ``nmse_table`` (:func:`nmse_table`), ``budget_check`` (:func:`budget_table`) and
+    ``comparison_growth`` (:func:`comparison_growth`)."""
+    return {"nmse_table": nmse_table(results, dict(parameters)), "budget_check": budget_table(results, dict(parameters)),
+            "comparison_growth": comparison_growth(parameters["seq_lens"], parameters["configs"])}
+
+
+def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
+    """The chapter's criteria (:func:`judge`): ``observed`` (every configuration meets both), and per configuration
+    ``learned_<key>`` (at the shortest T) and ``near_one_<key>`` (at the largest), ``<key>`` its :func:`paper_key`
+    as a name; ``equal_budget_prediction`` (:func:`equal_budget_observed`, with three lengths or more) and
+    ``settled_longer_t`` (the budget check: every cell longer than the shortest T changed by less than
+    :data:`STILL_LEARNING`; with ``reference_steps``). No claim reads weights: ``store`` is unused."""
+    rows = nmse_table(results, dict(parameters))
+    judged = judge(rows)
+    check = [r for r in budget_table(results, dict(parameters)) if r["T"] > judged["shortest_T"]]
+    return applicable({"observed": judged["observed"],
+                       **{claim_name(verdict, key): c[verdict] for key, c in judged["configs"].items()
+                          for verdict in ("learned", "near_one")},
+                       "equal_budget_prediction": equal_budget_observed(rows)["observed"]
+                       if len(parameters["seq_lens"]) >= 3 else None,
+                       "settled_longer_t": all(r["settled"] for r in check) if check else None})
+
+
+EXPERIMENT = Experiment("11_triangle_center", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)
