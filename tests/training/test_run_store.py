@@ -146,3 +146,22 @@ def test_default_store_reads_the_committed_runs_first(tiny_project: Path) -> Non
     store = default_store("book")
     assert store.root == tiny_project / "build" / "runs" / "book"
     assert store.get(RUNS[0]) == records[0] and store.get(RUNS[1]) is None
+
+
+def test_a_run_trained_in_this_process_is_written_once(tmp_path: Path, monkeypatch) -> None:
+    """train_task stores each record as the task finishes; the job store then finds it and does not write again,
+    while a record missing from the store (trained where the store is not shared) is written."""
+    writes = []
+    put = RunStore.put
+
+    def counting(self, run, record, weights=None):
+        writes.append(run.key)
+        put(self, run, record, weights)
+
+    monkeypatch.setattr(RunStore, "put", counting)
+    records = serial(RunStore(tmp_path))
+    assert sorted(writes) == sorted(r.key for r in RUNS)  # once each, by train_task
+    writes.clear()
+    job = distributed_module.TrainingJob(plan_tasks(RUNS)[0], str(tmp_path / "elsewhere"), OPTIONS)
+    distributed_module.TaskStore(RunStore(tmp_path / "elsewhere")).keep(job, [(r, None) for r in records])
+    assert sorted(writes) == sorted(r.key for r in RUNS)  # absent there: written

@@ -126,9 +126,12 @@ class TaskStore:
         return None if None in records else records
 
     def keep(self, job: TrainingJob, result: list[tuple[dict[str, Any], dict | None]]) -> None:
-        """Store each run's record and weights (``ValueError`` if a record is inconsistent with its run)."""
+        """Store each run's record and weights (``ValueError`` if a record is inconsistent with its run), unless the
+        store already holds that record (and its weights, if any): a task trained in this process, or on a worker
+        that shares the store, wrote it as it finished."""
         for run, (record, weights) in zip(job.task.runs, result):
-            self.runs.put(run, record, weights)
+            if self.runs.get(run, weights=weights is not None) != record:
+                self.runs.put(run, record, weights)
 
 
 @contextlib.contextmanager
