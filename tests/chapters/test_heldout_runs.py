@@ -108,7 +108,8 @@ def test_the_parameters_are_checked_once_on_construction_and_followups_may_be_em
     p = HeldOutParameters(**{**DEFAULTS, "followups": [["shifted_max (1,)", [2], 30]]})
     assert p.followups == (("shifted_max (1,)", (2,), 30),) and p.configurations == () and p.seeds == (0, 1)
     assert DEFAULTS["configurations"] == [] and DEFAULTS["followups"] == []  # every configuration, no follow-ups
-    assert experiment(NAME).optional == ("followups", "joint_positions")
+    assert experiment(NAME).optional == ("followups", "joint_positions", "reference_steps")
+    assert DEFAULTS["reference_steps"] == []  # no budget check by default
     assert DEFAULTS["joint_positions"] == ["split_positions (1,)"]
 
 
@@ -189,8 +190,9 @@ def test_the_claims_are_the_scoreboards_verdicts_by_configuration() -> None:
     without = experiment(NAME).claims([r for r in results if not r.tags["joint"]],
                                       {"configurations": ["k_hop(2) (1,1)"], "joint_positions": []})
     assert without == {"agrees_k_hop_2_1_1": True}
-    (board,) = experiment(NAME).tables(results, {"configurations": ["k_hop(2) (1,1)"]}).values()
-    assert {r["name"] for r in board} == {"k_hop(2) (1,1)"} and all(r["agrees"] for r in board)
+    tables = experiment(NAME).tables(results, {"configurations": ["k_hop(2) (1,1)"]})
+    assert set(tables) == {"scoreboard", "budget_check"} and tables["budget_check"] == []  # no reference runs
+    assert {r["name"] for r in tables["scoreboard"]} == {"k_hop(2) (1,1)"} and all(r["agrees"] for r in tables["scoreboard"])
 
 
 KINDS = ["k_hop(3) (1,1,1)", "positions_plus_max (2,)", "uneven_pair_sum (2,1)", "position_gated (1,1)",
@@ -229,3 +231,26 @@ def test_the_budget_prediction_is_judged_on_a_scoreboard() -> None:
     assert judged["stay_on_plateau"][plateau] is False and not judged["observed"]
     with pytest.raises(ValueError, match="no scoreboard row"):
         budget_prediction_observed(board(good)[:1])
+
+
+def test_the_budget_check_trains_the_scoreboard_again_outside_it() -> None:
+    from transformer_theory.chapters.heldout import budget_check
+
+    runs = experiment(NAME).runs({"configurations": ["k_hop(2) (1,1)"], "reference_steps": [500],
+                                  "joint_positions": []})
+    reference = [r for r in runs if r.tags["reference"]]
+    assert len(reference) == len(runs) / 2 and all(r.config.steps == 500 and r.tags["followup"] for r in reference)
+    assert {r.config.key for r in reference}.isdisjoint(r.config.key for r in runs if not r.tags["reference"])
+    for change, message in (({"reference_steps": [0]}, r"reference_steps\[0\]"),
+                            ({"reference_steps": 500}, "reference_steps must be a list"),
+                            ({"reference_steps": [2000]}, "reference_steps must differ from steps = 2000")):
+        with pytest.raises(ValueError, match=message):
+            experiment(NAME).runs(change)
+    (config,) = [c for c in predictions() if c["name"] == "k_hop(2) (1,1)"]
+    results = _results("k_hop(2) (1,1)", {(T, s): SETTLED for T in (8, 16) for s in (0, 1)})
+    earlier = [RunResult({**r.tags, "followup": True, "reference": True, "steps": 500},
+                         {**r.record, "best_nmse": r.record["best_nmse"] * 3}) for r in results]
+    (row,) = budget_check([config], results + earlier, CRITERION)
+    assert row["configuration"] == "k_hop(2) (1,1)" and row["reference_steps"] == 500
+    assert row["nmse"] == pytest.approx(0.04) and row["change"] == pytest.approx(3.0) and not row["settled"]
+    assert budget_check([config], results, CRITERION) == []  # no reference runs

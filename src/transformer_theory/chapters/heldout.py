@@ -36,7 +36,7 @@ from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experimen
 from transformer_theory.chapters.parameters import TrainingParameters, defaults, seed_lists, store
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "JOINT_PREDICTION", "OPTIONAL_PARTS", "HeldOutParameters", "STILL_LEARNING", "SEED_SPREAD", "PLATEAU",
-           "SCOREBOARD_STEPS", "REFERENCE_STEPS", "BUDGET_PREDICTION", "budget_prediction_observed",
+           "SCOREBOARD_STEPS", "REFERENCE_STEPS", "BUDGET_PREDICTION", "budget_check", "budget_prediction_observed",
            "selected", "model_config", "heldout_runs", "committed_predictions", "best_nmse", "diagnose",
            "task_wall_times", "commit_that_added", "is_ancestor", "joint_observed", "runs", "predictions", "tables",
            "claims"]
@@ -83,9 +83,9 @@ def selected(names: Sequence[str]) -> list[HeldOut]:
     return [c for c in suite if not names or c.name in names]
 
 
-#: The list parameters that may be empty, leaving out a part: ``followups`` (no follow-up runs, the default) and
-#: ``joint_positions`` (no model check).
-OPTIONAL_PARTS = ("followups", "joint_positions")
+#: The list parameters that may be empty, leaving out a part: ``followups`` (no follow-up runs, the default),
+#: ``joint_positions`` (no model check) and ``reference_steps`` (no budget check, the default).
+OPTIONAL_PARTS = ("followups", "joint_positions", "reference_steps")
 
 #: The prediction for the model check ``joint_positions``, committed before its runs: with (token, position) encoded
 #: jointly (the predecessor's token map), the one head can average a position-dependent code of the three read
@@ -101,8 +101,10 @@ class HeldOutParameters(TrainingParameters):
     """The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others), the names of its
     notebook's ``parameters`` cell: ``configurations``, the names of the suite's configurations to train (empty, the
     default: every one), ``seeds``, the seeds the criterion takes the best of (two or more), and ``followups``,
-    ``[configuration name, [seeds], steps]`` entries (:data:`OPTIONAL_PARTS`: none by default). Every value is checked
-    on construction (``ValueError`` naming the parameter); the follow-ups are stored as ``(name, seeds, steps)``."""
+    ``[configuration name, [seeds], steps]`` entries (:data:`OPTIONAL_PARTS`: none by default), and
+    ``reference_steps``, the budget check: the scoreboard's runs again at each of these step counts (none by
+    default). Every value is checked on construction (``ValueError`` naming the parameter); the follow-ups are
+    stored as ``(name, seeds, steps)``."""
 
     steps: int = 2000
     train_size: int = TRAINING_DEFAULTS["train_size"]
@@ -110,6 +112,7 @@ class HeldOutParameters(TrainingParameters):
     configurations: Sequence[str] = ()
     followups: Sequence[Sequence[Any]] = ()
     joint_positions: Sequence[str] = ("split_positions (1,)",)
+    reference_steps: Sequence[int] = ()
     ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
 
     def __post_init__(self) -> None:
@@ -126,6 +129,13 @@ class HeldOutParameters(TrainingParameters):
         store(self, "configurations", tuple(names))
         store(self, "followups", _followups(self.followups))
         store(self, "joint_positions", _positional("joint_positions", self.joint_positions))
+        if isinstance(self.reference_steps, (str, bytes)) or not isinstance(self.reference_steps, Sequence):
+            raise ValueError(f"reference_steps must be a list of step counts (empty: no budget check), got "
+                             f"{self.reference_steps!r}")
+        store(self, "reference_steps", tuple(positive_int(f"reference_steps[{i}]", n)
+                                             for i, n in enumerate(self.reference_steps)))
+        if self.steps in self.reference_steps:
+            raise ValueError(f"reference_steps must differ from steps = {self.steps}, got {list(self.reference_steps)}")
 
 
 def _positional(name: str, names: Any) -> tuple[str, ...]:
@@ -174,19 +184,23 @@ def model_config(config: HeldOut, embed_dim: int, seq_len: int, p: dict[str, Any
 
 def heldout_runs(p: HeldOutParameters) -> list[ExperimentRun]:
     """The tagged runs: the scoreboard's runs (every selected configuration, width, length and seed at
-    ``steps``), the follow-ups (tagged ``followup: True``) and the model check (``joint_positions``: the named
-    configurations with (token, position) encoded jointly, tagged ``followup: True`` and ``joint: True``)."""
+    ``steps``), the follow-ups (tagged ``followup: True``), the model check (``joint_positions``: the named
+    configurations with (token, position) encoded jointly, tagged ``followup: True`` and ``joint: True``) and the
+    budget check (the scoreboard's runs at each of ``reference_steps``, tagged ``followup: True`` and
+    ``reference: True``). Only the first enter the scoreboard."""
     s = p.settings()
-    plan = [(c, p.seeds, p.steps, False, False) for c in selected(p.configurations)]
-    plan += [(selected([name])[0], seeds, steps, True, False) for name, seeds, steps in p.followups]
-    plan += [(selected([name])[0], p.seeds, p.steps, True, True) for name in p.joint_positions]
+    plan = [(c, p.seeds, p.steps, False, False, False) for c in selected(p.configurations)]
+    plan += [(selected([name])[0], seeds, steps, True, False, False) for name, seeds, steps in p.followups]
+    plan += [(selected([name])[0], p.seeds, p.steps, True, True, False) for name in p.joint_positions]
+    plan += [(c, p.seeds, n, True, False, True) for n in p.reference_steps for c in selected(p.configurations)]
     runs = []
-    for config, seeds, steps, followup, joint in plan:
+    for config, seeds, steps, followup, joint, reference in plan:
         for E in config.model_sizes or (config.embed_dim,):
             for T in config.seq_lens:
                 for seed in seeds:
                     tags = {"name": config.name, "target": config.target().name, "heads": list(config.heads),
-                            "E": E, "T": T, "steps": steps, "seed": seed, "followup": followup, "joint": joint}
+                            "E": E, "T": T, "steps": steps, "seed": seed, "followup": followup, "joint": joint,
+                            "reference": reference}
                     model = model_config(config, E, T, s, joint)
                     run = experiment_run({**s, "steps": steps}, model, config.target_name, dict(config.target_args),
                                          T, seed)
@@ -223,6 +237,46 @@ def best_nmse(results: Results) -> dict[tuple[str, int, int], float | None]:
         values = [v for v in (best.get(key), r.best_nmse) if v is not None]
         best[key] = min(values) if values else None
     return best
+
+
+def budget_check(configs: Sequence[Mapping[str, Any]], results: Results,
+                 criterion: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The scoreboard at each earlier budget (the runs tagged ``reference``) beside the scoreboard's own.
+
+    Args:
+        configs: Entries of the predictions document (:func:`committed_predictions`).
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        criterion: The committed observation criterion.
+
+    Returns:
+        One row per configuration and earlier budget, at the width its verdict is judged at and its largest length:
+        ``configuration``, ``reference_steps``, ``reference_nmse`` and ``nmse`` (best over seeds; ``None``: every
+        run diverged), ``change`` (the larger over the smaller, ``None`` with a diverged cell), ``settled`` (``change``
+        under :data:`STILL_LEARNING`), ``observed_then``/``observed_now`` (efficient by the criterion) and
+        ``agrees_then``/``agrees_now``. Empty without reference runs.
+    """
+    now = _verdict_rows(scoreboard(configs, best_nmse(results), criterion))
+    out = []
+    for steps in sorted({r.tags["steps"] for r in results if r.tags.get("reference")}):
+        earlier = best_nmse([RunResult({**r.tags, "followup": False}, r.record) for r in results
+                             if r.tags.get("reference") and r.tags["steps"] == steps])
+        for name, then in _verdict_rows(scoreboard(configs, earlier, criterion)).items():
+            a, b = then["nmse"], now[name]["nmse"]
+            change = max(a, b) / min(a, b) if a and b else None
+            out.append({"configuration": name, "reference_steps": steps, "reference_nmse": a, "nmse": b,
+                        "change": change, "settled": change is not None and change < STILL_LEARNING,
+                        "observed_then": then["observed_efficient"], "observed_now": now[name]["observed_efficient"],
+                        "agrees_then": then["agrees"], "agrees_now": now[name]["agrees"]})
+    return out
+
+
+def _verdict_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Each configuration's scoreboard row at the width its verdict is judged at and its largest length."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for r in rows:
+        if r["E"] == r["verdict_E"] and (r["name"] not in out or r["T"] > out[r["name"]]["T"]):
+            out[r["name"]] = r
+    return out
 
 
 def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Results,
@@ -343,21 +397,25 @@ def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[di
     """The chapter's table: ``scoreboard``, the committed predictions against the best NMSE of the scoreboard's runs
     (:func:`~transformer_theory.infoflow.heldout.scoreboard`)."""
     committed = predictions(parameters)
-    return {"scoreboard": scoreboard(committed["configurations"], best_nmse(results), committed["criterion"])}
+    return {"scoreboard": scoreboard(committed["configurations"], best_nmse(results), committed["criterion"]),
+            "budget_check": budget_check(committed["configurations"], results, committed["criterion"])}
 
 
 def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
     """The chapter's verdicts, each named after its configuration (:func:`~.experiment.claim_name`): ``agrees_<c>``
     (the scoreboard's verdict agrees with the prediction), ``exponent_claim_<c>`` (a size axis's exponent claim,
-    where one is made) and ``joint_observed_efficient_<c>`` (the model check, :func:`joint_observed`); no claim reads
-    weights (``store`` is unused)."""
+    where one is made), ``joint_observed_efficient_<c>`` (the model check, :func:`joint_observed`) and
+    ``budget_prediction`` (:func:`budget_prediction_observed`, on the whole suite at :data:`SCOREBOARD_STEPS`); no
+    claim reads weights (``store`` is unused)."""
     committed = predictions(parameters)
     rows = scoreboard(committed["configurations"], best_nmse(results), committed["criterion"])
     joint = joint_observed(results, committed_predictions()["configurations"], committed["criterion"],
                            parameters["joint_positions"])
     return applicable({**{claim_name("agrees", r["name"]): r["agrees"] for r in rows},
                        **{claim_name("exponent_claim", r["name"]): r["exponent_claim"] for r in rows},
-                       **{claim_name("joint_observed_efficient", name): v for name, v in joint.items()}})
+                       **{claim_name("joint_observed_efficient", name): v for name, v in joint.items()},
+                       "budget_prediction": budget_prediction_observed(rows)["observed"]
+                       if parameters["steps"] == SCOREBOARD_STEPS and not parameters["configurations"] else None})
 
 
 EXPERIMENT = Experiment("12_predictions_vs_training", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)
