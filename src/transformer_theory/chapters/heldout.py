@@ -33,7 +33,7 @@ from transformer_theory.training.store import RunStore
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, RunResult,
                                                     applicable, claim_name, curve_summary, experiment_run,
                                                     infoflow_model, seed_list)
-from transformer_theory.chapters.parameters import TrainingParameters, defaults, seed_lists, store
+from transformer_theory.chapters.parameters import TrainingParameters, defaults, reference_step_list, seed_lists, store
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "JOINT_PREDICTION", "OPTIONAL_PARTS", "HeldOutParameters", "STILL_LEARNING", "SEED_SPREAD", "PLATEAU",
            "SCOREBOARD_STEPS", "REFERENCE_STEPS", "BUDGET_PREDICTION", "budget_check", "budget_prediction_observed",
@@ -129,13 +129,7 @@ class HeldOutParameters(TrainingParameters):
         store(self, "configurations", tuple(names))
         store(self, "followups", _followups(self.followups))
         store(self, "joint_positions", _positional("joint_positions", self.joint_positions))
-        if isinstance(self.reference_steps, (str, bytes)) or not isinstance(self.reference_steps, Sequence):
-            raise ValueError(f"reference_steps must be a list of step counts (empty: no budget check), got "
-                             f"{self.reference_steps!r}")
-        store(self, "reference_steps", tuple(positive_int(f"reference_steps[{i}]", n)
-                                             for i, n in enumerate(self.reference_steps)))
-        if self.steps in self.reference_steps:
-            raise ValueError(f"reference_steps must differ from steps = {self.steps}, got {list(self.reference_steps)}")
+        reference_step_list(self)
 
 
 def _positional(name: str, names: Any) -> tuple[str, ...]:

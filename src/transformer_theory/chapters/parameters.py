@@ -9,14 +9,15 @@ them back as lists, the form the notebook's cell and the profiles hold.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, fields, make_dataclass
 from typing import Any
 
 from transformer_theory.checks import non_negative_int, non_negative_real, positive_int, positive_real
 from transformer_theory.chapters.experiment import TRAINING_DEFAULTS, int_list, non_empty_list, seed_list
 
-__all__ = ["SHARED_SETTINGS", "TrainingParameters", "defaults", "int_lists", "int_rows", "positive_ints", "seed_lists",
-           "store"]
+__all__ = ["SHARED_SETTINGS", "TrainingParameters", "defaults", "int_lists", "int_rows", "positive_ints",
+           "reference_step_list", "seed_lists", "store"]
 
 
 def store(p: Any, name: str, value: Any) -> None:
@@ -41,6 +42,17 @@ def seed_lists(p: Any, *names: str) -> None:
     """Each of ``names`` is a non-empty list of seeds (integers ``>= 0``), stored as a tuple."""
     for name in names:
         store(p, name, tuple(seed_list(name, getattr(p, name))))
+
+
+def reference_step_list(p: Any) -> None:
+    """``reference_steps``, the step counts of a chapter's budget check, is a list (empty: no budget check) of
+    positive integers other than ``steps``; stored as a tuple."""
+    values = p.reference_steps
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ValueError(f"reference_steps must be a list of step counts (empty: no budget check), got {values!r}")
+    store(p, "reference_steps", tuple(positive_int(f"reference_steps[{i}]", n) for i, n in enumerate(values)))
+    if p.steps in p.reference_steps:
+        raise ValueError(f"reference_steps must differ from steps = {p.steps}, got {list(p.reference_steps)}")
 
 
 def int_rows(p: Any, name: str, what: str, length: int | None = None) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from transformer_theory.checks import boolean, positive_int
+from transformer_theory.checks import boolean
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
@@ -28,7 +28,7 @@ from transformer_theory.training.store import RunStore
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, applicable,
                                                     best_over_seeds, claim_name, curve_summary, infoflow_model)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
-                                                    seed_lists, store)
+                                                    reference_step_list, seed_lists, store)
 
 __all__ = ["DEFAULTS", "EQUAL_BUDGET_PREDICTION", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE",
            "OPTIONAL_PARTS", "STILL_LEARNING", "TriangleCenterParameters", "budget_table", "calculator_predictions",
@@ -92,13 +92,7 @@ class TriangleCenterParameters(TrainingParameters):
     def __post_init__(self) -> None:
         super().__post_init__()
         positive_ints(self, "reference_train_size")
-        if isinstance(self.reference_steps, (str, bytes)) or not isinstance(self.reference_steps, Sequence):
-            raise ValueError(f"reference_steps must be a list of step counts (empty: no budget check), got "
-                             f"{self.reference_steps!r}")
-        store(self, "reference_steps", tuple(positive_int(f"reference_steps[{i}]", v)
-                                             for i, v in enumerate(self.reference_steps)))
-        if self.steps in self.reference_steps:
-            raise ValueError(f"reference_steps must differ from steps = {self.steps}, got {list(self.reference_steps)}")
+        reference_step_list(self)
         boolean("squared", self.squared)
         int_lists(self, "seq_lens")
         seed_lists(self, "seeds")
