@@ -17,7 +17,9 @@ import psutil
 from tiny_runs import QUIET, tiny_run, restore_threads  # noqa: F401 (autouse fixture)
 from transformer_theory.training import RunStore, TrainOptions, train_runs
 from transformer_theory.training.distributed import reuse_freed_memory
-from transformer_theory.training.jobs import current_worker, dask_client
+import pytest
+
+from transformer_theory.training.jobs import _first_interrupt_deferred, current_worker, dask_client
 
 RUNS = [tiny_run(heads, seed, steps=40, eval_every=20) for heads in ((2, 2), (1, 2)) for seed in (0, 1)]
 
@@ -74,6 +76,30 @@ def test_ctrl_c_of_train_removes_the_scratch_space(tiny_project: Path) -> None:
         if train.poll() is None:
             os.killpg(train.pid, signal.SIGKILL)
             train.wait()
+
+
+def test_workers_ignore_ctrl_c_which_is_the_parents() -> None:
+    with dask_client(n_workers=1) as client:
+        assert list(client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN).values()) == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_ctrl_c_while_the_cluster_starts_is_raised_after_it_started() -> None:
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with _first_interrupt_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler runs between bytecodes, here
+            steps.append("the block went on")
+    assert steps == ["the block went on"]
+    with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C does not wait
+        with _first_interrupt_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            steps.append("not reached")
+    assert steps == ["the block went on"] and signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:

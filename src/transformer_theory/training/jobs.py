@@ -16,7 +16,9 @@ import contextlib
 import logging
 import os
 import shutil
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -116,10 +118,11 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> I
             client.close()
         return
     scratch, cluster, client = scratch_folder(), None, None
-    try:  # an interrupt while the cluster starts removes its scratch space too
+    _start_forkserver_deaf_to_ctrl_c()
+    try:
         # forkserver: workers that have imported torch exit at once on close (spawned ones linger ~4 s until killed)
         with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
-                              "temporary-directory": str(scratch)}):
+                              "temporary-directory": str(scratch)}), _first_interrupt_deferred():
             cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                                    dashboard_address=None, silence_logs=logging.WARNING, local_directory=str(scratch))
         client = Client(cluster)
@@ -130,6 +133,50 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> I
         if cluster is not None:
             cluster.close()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _start_forkserver_deaf_to_ctrl_c() -> None:
+    """Start multiprocessing's fork server (once a process) ignoring SIGINT, which the Dask workers it forks inherit:
+    a Ctrl-C at a terminal reaches the whole foreground process group, and a worker that died of it would be
+    restarted by its nanny while this process closes the cluster and removes its scratch space. The interrupt is
+    this process's: it closes the cluster, which stops the workers. (A Ctrl-C in the few milliseconds the fork
+    server takes to start is lost.) Only from the main thread, the only one that may set signal handlers."""
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()
+        return
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # an ignored signal stays ignored across fork and exec
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+
+
+@contextlib.contextmanager
+def _first_interrupt_deferred() -> Iterator[None]:
+    """Hold a first Ctrl-C (SIGINT) until the block ends, then raise ``KeyboardInterrupt``; a second one raises at
+    once. Around the start of a ``LocalCluster``: interrupted half-way, its event-loop thread goes on starting
+    workers (and writing their scratch space) after the interrupt, where nothing can close them. Only in the main
+    thread (the only one that may set signal handlers); elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not \
+            signal.default_int_handler:
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        if held:
+            raise KeyboardInterrupt
+        held.append(signum)
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if held:
+        raise KeyboardInterrupt
 
 
 def execute(jobs: Sequence[Job], client: Any) -> Iterator[tuple[Job, Any]]:
