@@ -253,4 +253,50 @@ def test_the_budget_check_trains_the_scoreboard_again_outside_it() -> None:
     (row,) = budget_check([config], results + earlier, CRITERION)
     assert row["configuration"] == "k_hop(2) (1,1)" and row["reference_steps"] == 500
     assert row["nmse"] == pytest.approx(0.04) and row["change"] == pytest.approx(3.0) and not row["settled"]
+    assert not row["agrees_then"] and row["suspect_then"].startswith("rule or reconstruction")  # settled at 0.12
     assert budget_check([config], results, CRITERION) == []  # no reference runs
+
+
+def test_sibling_pairs_put_the_two_architectures_of_a_target_side_by_side() -> None:
+    from transformer_theory.chapters.heldout import reference_scoreboards, sibling_pairs
+
+    names = ["shifted_max (2,)", "shifted_max (1,)", "split_positions (1,)", "max_retrieval(2) (1,) size",
+             "max_retrieval(2) (2,) size"]
+    configs = [c for c in predictions() if c["name"] in names]
+    values = {"shifted_max (2,)": 1e-4, "shifted_max (1,)": 5e-3, "split_positions (1,)": 0.5,
+              "max_retrieval(2) (1,) size": 2e-3, "max_retrieval(2) (2,) size": None}
+    nmse = {(c["name"], p["E"], p["T"]): values[c["name"]] for c in configs for p in c["predictions"]}
+    pairs = {p["efficient"]: p for p in sibling_pairs(scoreboard(configs, nmse))}
+    assert set(pairs) == {"shifted_max (2,)", "max_retrieval(2) (2,) size"}  # split_positions has no sibling
+    assert pairs["shifted_max (2,)"]["inefficient"] == "shifted_max (1,)"
+    assert pairs["shifted_max (2,)"]["ratio"] == pytest.approx(50.0)
+    assert pairs["max_retrieval(2) (2,) size"]["ratio"] is None  # a diverged cell has no ratio
+    (config,) = [c for c in predictions() if c["name"] == "k_hop(2) (1,1)"]
+    results = _results("k_hop(2) (1,1)", {(T, s): SETTLED for T in (8, 16) for s in (0, 1)})
+    earlier = [RunResult({**r.tags, "followup": True, "reference": True, "steps": 500}, r.record) for r in results]
+    boards = reference_scoreboards([config], results + earlier, CRITERION)
+    assert list(boards) == [500] and boards[500] == scoreboard([config], best_nmse(results), CRITERION)
+
+
+def test_the_followups_are_judged_on_their_own_runs_and_the_followup_prediction_on_them() -> None:
+    from transformer_theory.chapters.heldout import (FOLLOWUP_PREDICTION, followup_prediction_observed,
+                                                     followup_table)
+
+    good, bad = FOLLOWUP_PREDICTION["observed_efficient"][0], FOLLOWUP_PREDICTION["observed_inefficient"][0]
+    configs = [c for c in predictions() if c["name"] in (good, bad)]
+    steps = FOLLOWUP_PREDICTION["steps"]
+
+    def followups(name, value, at=steps):  # a scoreboard run at 0.5 beside a follow-up at ``value``
+        plain = _results(name, {(T, s): [0.5] * 4 for T in (8, 16) for s in (0, 1)})
+        return plain + [RunResult({**r.tags, "followup": True, "steps": at}, {**r.record, "best_nmse": value})
+                        for r in plain]
+
+    rows = followup_table(followups(good, 5e-3) + followups(bad, 2e-2), configs, CRITERION)
+    assert [(r["configuration"], r["steps"], r["seeds"]) for r in rows] == [(good, steps, [0, 1]), (bad, steps, [0, 1])]
+    assert rows[0]["nmse"] == {8: 5e-3, 16: 5e-3} and rows[0]["observed_efficient"] and not rows[1]["observed_efficient"]
+    assert followup_prediction_observed(rows)["observed"]
+    judged = followup_prediction_observed(followup_table(followups(good, 5e-3) + followups(bad, 5e-3), configs,
+                                                         CRITERION))
+    assert judged["observed_inefficient"] == {bad: False} and not judged["observed"]
+    assert followup_prediction_observed(followup_table(followups(good, 5e-3, at=8000), configs, CRITERION)) is None
+    assert followup_table(_results(good, {(T, s): [0.5] * 4 for T in (8, 16) for s in (0, 1)}), configs, CRITERION) == []

@@ -37,6 +37,8 @@ from transformer_theory.chapters.parameters import TrainingParameters, defaults,
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "JOINT_PREDICTION", "OPTIONAL_PARTS", "HeldOutParameters", "STILL_LEARNING", "SEED_SPREAD", "PLATEAU",
            "SCOREBOARD_STEPS", "REFERENCE_STEPS", "BUDGET_PREDICTION", "budget_check", "budget_prediction_observed",
+           "FOLLOWUP_PREDICTION", "followup_table", "followup_prediction_observed",
+           "reference_runs", "reference_scoreboards", "sibling_pairs",
            "selected", "model_config", "heldout_runs", "committed_predictions", "best_nmse", "diagnose",
            "task_wall_times", "commit_that_added", "is_ancestor", "joint_observed", "runs", "predictions", "tables",
            "claims"]
@@ -94,6 +96,20 @@ OPTIONAL_PARTS = ("followups", "joint_positions", "reference_steps")
 JOINT_PREDICTION = ("with (token, position) encoded jointly, split_positions (1,) is observed efficient by the "
                     "committed criterion (best NMSE at most 1e-2 at T = 16 and at most 4 times that at T = 8) at the "
                     "scoreboard's budget, so its scoreboard disagreement was a model artefact, not the rule's.")
+
+
+#: The prediction for the book profile's follow-ups, committed before their runs: the 8 000-step scoreboard's two
+#: predicted-efficient rank targets that were still learning, trained again at twice its budget with its seeds and
+#: judged by the committed criterion on the follow-up runs alone (:func:`followup_table`).
+FOLLOWUP_PREDICTION: dict[str, Any] = {
+    "text": ("trained 16 000 steps (twice the scoreboard's budget; seeds 0 and 1), kth_largest(2) (1,1) is observed "
+             "efficient by the committed criterion and kth_largest(3) (1,1) is not: at 8 000 steps both were still "
+             "learning (1.46e-2 and 4.6e-2 at T = 16, 2.5 and 4.3 times lower than at 2 000 steps), and at about "
+             "1.6 and 2 times lower per doubling only the first crosses 1e-2."),
+    "steps": 16000,
+    "observed_efficient": ["kth_largest(2) (1,1)"],
+    "observed_inefficient": ["kth_largest(3) (1,1)"],
+}
 
 
 @dataclass(frozen=True)
@@ -247,21 +263,39 @@ def budget_check(configs: Sequence[Mapping[str, Any]], results: Results,
         ``configuration``, ``reference_steps``, ``reference_nmse`` and ``nmse`` (best over seeds; ``None``: every
         run diverged), ``change`` (the larger over the smaller, ``None`` with a diverged cell), ``settled`` (``change``
         under :data:`STILL_LEARNING`), ``observed_then``/``observed_now`` (efficient by the criterion) and
-        ``agrees_then``/``agrees_now``. Empty without reference runs.
+        ``agrees_then``/``agrees_now``, and ``suspect_then``: the fixed diagnosis (:func:`diagnose`) of a
+        configuration that disagreed at the earlier budget (``None`` if it agreed), to read against ``agrees_now``.
+        Empty without reference runs.
     """
     now = _verdict_rows(scoreboard(configs, best_nmse(results), criterion))
+    by_name = {c["name"]: c for c in configs}
     out = []
-    for steps in sorted({r.tags["steps"] for r in results if r.tags.get("reference")}):
-        earlier = best_nmse([RunResult({**r.tags, "followup": False}, r.record) for r in results
-                             if r.tags.get("reference") and r.tags["steps"] == steps])
-        for name, then in _verdict_rows(scoreboard(configs, earlier, criterion)).items():
+    for steps, earlier in reference_scoreboards(configs, results, criterion).items():
+        for name, then in _verdict_rows(earlier).items():
             a, b = then["nmse"], now[name]["nmse"]
             change = max(a, b) / min(a, b) if a and b else None
+            suspect = None if then["agrees"] else diagnose(by_name[name], then, reference_runs(results, steps),
+                                                           criterion)["suspect"]
             out.append({"configuration": name, "reference_steps": steps, "reference_nmse": a, "nmse": b,
                         "change": change, "settled": change is not None and change < STILL_LEARNING,
                         "observed_then": then["observed_efficient"], "observed_now": now[name]["observed_efficient"],
-                        "agrees_then": then["agrees"], "agrees_now": now[name]["agrees"]})
+                        "agrees_then": then["agrees"], "agrees_now": now[name]["agrees"], "suspect_then": suspect})
     return out
+
+
+def reference_scoreboards(configs: Sequence[Mapping[str, Any]], results: Results,
+                          criterion: Mapping[str, Any]) -> dict[int, list[dict[str, Any]]]:
+    """The scoreboard (:func:`~transformer_theory.infoflow.heldout.scoreboard`) of the runs tagged ``reference``, by
+    their step count (the parameter ``reference_steps``; empty without them)."""
+    return {steps: scoreboard(configs, best_nmse(reference_runs(results, steps)), criterion)
+            for steps in sorted({r.tags["steps"] for r in results if r.tags.get("reference")})}
+
+
+def reference_runs(results: Results, steps: int) -> Results:
+    """The runs tagged ``reference`` at ``steps``, tagged as scoreboard runs (``followup`` false): the scoreboard's
+    runs of that budget, as :func:`best_nmse` and :func:`diagnose` read them."""
+    return [RunResult({**r.tags, "followup": False}, r.record) for r in results
+            if r.tags.get("reference") and r.tags["steps"] == steps]
 
 
 def _verdict_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -270,6 +304,33 @@ def _verdict_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, A
     for r in rows:
         if r["E"] == r["verdict_E"] and (r["name"] not in out or r["T"] > out[r["name"]]["T"]):
             out[r["name"]] = r
+    return out
+
+
+def sibling_pairs(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each target trained with an architecture predicted efficient and one predicted inefficient, side by side: a
+    reading of the scoreboard made after its runs, not a committed criterion (the threshold judges configurations
+    one at a time; this compares the two architectures of one target at one budget).
+
+    Args:
+        rows: Scoreboard rows (:func:`~transformer_theory.infoflow.heldout.scoreboard`).
+
+    Returns:
+        One row per (predicted efficient, predicted inefficient) pair of the same target, at the width each verdict
+        is judged at and its largest length: ``efficient`` and ``inefficient`` (the configurations), their best
+        NMSE ``nmse_efficient`` and ``nmse_inefficient`` (``None``: every run diverged), and ``ratio``, the second
+        over the first (``None`` with a diverged cell; above 1 when the predicted-efficient one is lower).
+    """
+    by_target: dict[str, list[Mapping[str, Any]]] = {}
+    for r in _verdict_rows(rows).values():
+        by_target.setdefault(r["target"], []).append(r)
+    out = []
+    for group in by_target.values():
+        for good in (r for r in group if r["predicted_efficient"]):
+            for bad in (r for r in group if not r["predicted_efficient"]):
+                a, b = good["nmse"], bad["nmse"]
+                out.append({"efficient": good["name"], "inefficient": bad["name"], "nmse_efficient": a,
+                            "nmse_inefficient": b, "ratio": b / a if a and b else None})
     return out
 
 
@@ -374,17 +435,63 @@ def joint_observed(results: Results, configs: Sequence[Mapping[str, Any]], crite
     return out
 
 
+def followup_table(results: Results, configs: Sequence[Mapping[str, Any]],
+                   criterion: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The follow-ups (the parameter ``followups``; outside the scoreboard), judged by ``criterion`` on their own runs.
+
+    Args:
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
+        configs: Entries of the predictions document (:func:`committed_predictions`).
+        criterion: The committed observation criterion.
+
+    Returns:
+        One row per configuration and step count of the follow-ups, in order of first appearance: ``configuration``,
+        ``steps``, ``seeds``, ``nmse`` (T -> best NMSE over its seeds, at the width the verdict is judged at),
+        ``predicted_efficient`` and ``observed_efficient`` (``None`` with fewer than two sequence lengths).
+    """
+    extra = [r for r in results if r.tags["followup"] and not r.tags["joint"] and not r.tags["reference"]]
+    by_name = {c["name"]: c for c in configs}
+    out = []
+    for name, steps in dict.fromkeys((r.tags["name"], r.tags["steps"]) for r in extra):
+        runs = [r for r in extra if r.tags["name"] == name and r.tags["steps"] == steps]
+        nmse: dict[int, float] = {}
+        for r in runs:
+            if r.tags["E"] == by_name[name]["E"] and r.best_nmse is not None:
+                nmse[r.tags["T"]] = min(nmse.get(r.tags["T"], math.inf), r.best_nmse)
+        out.append({"configuration": name, "steps": steps, "seeds": sorted({r.tags["seed"] for r in runs}),
+                    "nmse": dict(sorted(nmse.items())), "predicted_efficient": by_name[name]["predicted_efficient"],
+                    "observed_efficient": observed_efficient(nmse, criterion) if len(nmse) >= 2 else None})
+    return out
+
+
+def followup_prediction_observed(rows: Sequence[Mapping[str, Any]],
+                                 prediction: Mapping[str, Any] = FOLLOWUP_PREDICTION) -> dict[str, Any] | None:
+    """:data:`FOLLOWUP_PREDICTION` judged on :func:`followup_table`'s rows: ``observed_efficient`` and
+    ``observed_inefficient`` (name -> its part holds) and ``observed`` (every part holds); ``None`` when a named
+    configuration has no follow-up at the prediction's ``steps`` (the prediction is about those runs only)."""
+    verdicts = {r["configuration"]: r["observed_efficient"] for r in rows if r["steps"] == prediction["steps"]}
+    named = prediction["observed_efficient"] + prediction["observed_inefficient"]
+    if any(verdicts.get(name) is None for name in named):
+        return None
+    out = {"observed_efficient": {n: verdicts[n] for n in prediction["observed_efficient"]},
+           "observed_inefficient": {n: not verdicts[n] for n in prediction["observed_inefficient"]}}
+    out["observed"] = all(out["observed_efficient"].values()) and all(out["observed_inefficient"].values())
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # the chapter's protocol (:class:`~transformer_theory.chapters.experiment.Experiment`)
 # ----------------------------------------------------------------------------------------------
 def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
     """What the chapter committed before its runs: the observation ``criterion`` and the calculator's predictions
     for the selected ``configurations`` (:func:`committed_predictions`), and the forecasts ``joint_prediction``
-    (:data:`JOINT_PREDICTION`) and ``budget_prediction`` (:data:`BUDGET_PREDICTION`)."""
+    (:data:`JOINT_PREDICTION`), ``budget_prediction`` (:data:`BUDGET_PREDICTION`) and ``followup_prediction``
+    (:data:`FOLLOWUP_PREDICTION`)."""
     doc = committed_predictions()
     names = {c.name for c in selected(parameters["configurations"])}
     return {"criterion": doc["criterion"], "configurations": [c for c in doc["configurations"] if c["name"] in names],
-            "joint_prediction": JOINT_PREDICTION, "budget_prediction": BUDGET_PREDICTION}
+            "joint_prediction": JOINT_PREDICTION, "budget_prediction": BUDGET_PREDICTION,
+            "followup_prediction": FOLLOWUP_PREDICTION}
 
 
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -398,9 +505,10 @@ def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[di
 def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> dict[str, bool]:
     """The chapter's verdicts, each named after its configuration (:func:`~.experiment.claim_name`): ``agrees_<c>``
     (the scoreboard's verdict agrees with the prediction), ``exponent_claim_<c>`` (a size axis's exponent claim,
-    where one is made), ``joint_observed_efficient_<c>`` (the model check, :func:`joint_observed`) and
-    ``budget_prediction`` (:func:`budget_prediction_observed`, on the whole suite at :data:`SCOREBOARD_STEPS`); no
-    claim reads weights (``store`` is unused)."""
+    where one is made), ``joint_observed_efficient_<c>`` (the model check, :func:`joint_observed`),
+    ``budget_prediction`` (:func:`budget_prediction_observed`, on the whole suite at :data:`SCOREBOARD_STEPS`) and
+    ``followup_prediction`` (:func:`followup_prediction_observed`, where the follow-ups it names ran); no claim reads
+    weights (``store`` is unused)."""
     committed = predictions(parameters)
     rows = scoreboard(committed["configurations"], best_nmse(results), committed["criterion"])
     joint = joint_observed(results, committed_predictions()["configurations"], committed["criterion"],
@@ -409,7 +517,9 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
                        **{claim_name("exponent_claim", r["name"]): r["exponent_claim"] for r in rows},
                        **{claim_name("joint_observed_efficient", name): v for name, v in joint.items()},
                        "budget_prediction": budget_prediction_observed(rows)["observed"]
-                       if parameters["steps"] == SCOREBOARD_STEPS and not parameters["configurations"] else None})
+                       if parameters["steps"] == SCOREBOARD_STEPS and not parameters["configurations"] else None,
+                       "followup_prediction": (followup_prediction_observed(followup_table(
+                           results, committed["configurations"], committed["criterion"])) or {}).get("observed")})
 
 
 EXPERIMENT = Experiment("12_predictions_vs_training", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)
@@ -462,9 +572,10 @@ def budget_prediction_observed(rows: Sequence[Mapping[str, Any]],
     if missing:
         raise ValueError(f"budget_prediction_observed: no scoreboard row for {missing[0]!r}")
 
+    verdict = _verdict_rows(rows)
+
     def largest(name: str) -> float | None:
-        own = [r for r in by_name[name] if r["E"] == r["verdict_E"]]
-        return max(own, key=lambda r: r["T"])["nmse"]
+        return verdict[name]["nmse"]
 
     out = {"become_agreements": {n: bool(by_name[n][0]["agrees"]) for n in prediction["become_agreements"]},
            "stay_on_plateau": {n: (largest(n) is None or largest(n) >= PLATEAU) for n in prediction["stay_on_plateau"]},

@@ -26,7 +26,7 @@ from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.store import RunStore
 from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, applicable,
-                                                    best_over_seeds, claim_name, curve_summary, infoflow_model)
+                                                    best_over_seeds, claim_name, half_gains, infoflow_model)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
                                                     reference_step_list, seed_lists, store)
 
@@ -166,18 +166,16 @@ def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> li
 
     Returns:
         Rows sorted by configuration and T: ``h1, h2, E, T, steps``, ``nmse`` (best validation NMSE over seeds),
-        ``seed_nmse``, ``half_gain`` (of the best seed's run, :func:`~.experiment.curve_summary`), ``paper_nmse``
+        ``seed_nmse``, ``half_gain`` (of the best seed's run, :func:`~.experiment.half_gains`), ``paper_nmse``
         (InfoFlow §4.2 as summarised; ``None`` where the paper has no value) and the model's ``parameters``.
     """
     p = EXPERIMENT.parameters(parameters)
     main = [r for r in results if r.tags["steps"] == p["steps"]]
-    half_gain = {_cell(r.tags) + (r.tags["seed"],): curve_summary(r.record)["half_gain"] for r in main}
+    half_gain = {_cell(g): g["half_gain"] for g in half_gains(main, ("h1", "h2", "E", "T"))}
     rows = best_over_seeds(main)
     for row in rows:
         h1, h2, E = row["h1"], row["h2"], row["E"]
-        finite = {seed: v for seed, v in row["seed_nmse"].items() if v is not None}
-        best_seed = min(finite, key=finite.get) if finite else None
-        row.update(half_gain=half_gain[_cell(row) + (best_seed,)] if finite else None,
+        row.update(half_gain=half_gain[_cell(row)],
                    paper_nmse=TRIANGLE_CENTER_NMSE.get(row["T"], {}).get(paper_key(h1, h2, E)),
                    parameters=Transformer(model(h1, h2, E, p)).num_parameters())
     return sorted(rows, key=lambda r: (r["h1"], r["h2"], r["E"], r["T"]))

@@ -229,11 +229,13 @@ def _triangle(v: Values, p: Values) -> Judged:
 
 
 def _scoreboard(v: Values, p: Values) -> Judged:
-    rate = v["agreement_rate"]
+    rate, check = v["agreement_rate"], v.get("budget_check") or []
+    budget = (f"; {sum(not r['settled'] for r in check)} of {len(check)} cells changed more than 1.5x from "
+              f"{', '.join(str(s) for s in p['reference_steps'])} steps and {v['still_learning_runs']} of "
+              f"{v['n_runs']} runs were still learning: a verdict on this budget" if check else "")
     return ("(this book's own) the calculator predicts held-out targets", f"{v['n_agree']} of "
             f"{v['n_configurations']} agree", _yes(rate >= 0.9, "reproduced", "not observed"),
-            f"{rate:.0%} agreement at {p['steps']} steps (this page's bar: 90 %), a budget shorter than the "
-            "efficiency threshold's runs")
+            f"{rate:.0%} agreement at {p['steps']} steps (this page's bar: 90 %){budget}")
 
 
 def _calibration_one(v: Values, p: Values) -> Judged:
