@@ -237,6 +237,35 @@ def test_predictions_were_committed_before_the_runs() -> None:
         assert record_added is not None and record_added != added and is_ancestor(added, record_added)
 
 
+def test_the_forecasts_were_in_the_library_when_their_runs_were_trained() -> None:
+    """Chapter 12's budget prediction (the scoreboard's runs at :data:`SCOREBOARD_STEPS`) and follow-up prediction
+    (the follow-ups it names, at its step count) were committed before their runs: the library held each text at
+    the commit every such run was trained at."""
+    import subprocess
+
+    from transformer_theory.chapters.heldout import BUDGET_PREDICTION, FOLLOWUP_PREDICTION, SCOREBOARD_STEPS
+
+    data, results = _chapter12_results()
+    if subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True).returncode != 0:
+        pytest.skip("no git history to check the order in")
+    named = FOLLOWUP_PREDICTION["observed_efficient"] + FOLLOWUP_PREDICTION["observed_inefficient"]
+    texts: dict[str, set[str]] = {}
+    for r in results:
+        t = r.tags
+        if not t["followup"] and t["steps"] == SCOREBOARD_STEPS:
+            texts.setdefault(r.record["git"]["commit"], set()).add(BUDGET_PREDICTION["text"])
+        elif t["followup"] and not t["joint"] and not t["reference"] and t["name"] in named \
+                and t["steps"] == FOLLOWUP_PREDICTION["steps"]:
+            texts.setdefault(r.record["git"]["commit"], set()).add(FOLLOWUP_PREDICTION["text"])
+    assert data["parameters"]["steps"] != SCOREBOARD_STEPS or texts, "no run of the budget prediction"
+    for commit, wanted in texts.items():
+        library = subprocess.run(["git", "show", f"{commit}:src/transformer_theory/chapters/heldout.py"], cwd=ROOT,
+                                 capture_output=True, text=True, check=True).stdout
+        flat = " ".join(library.replace('"', " ").split())  # the texts are split over string literals
+        for text in wanted:
+            assert " ".join(text.replace('"', " ").split())[:120] in flat, (commit, text[:60])
+
+
 @pytest.mark.parametrize("stem", ["07_depth_separation", "08_max_position_retrieval", "10_intrinsic_dimension"])
 def test_the_books_efficiency_verdicts_follow_the_one_criterion(stem) -> None:
     """Issue 25's one criterion: the verdicts chapters 07, 08 and 10 recorded are those of
