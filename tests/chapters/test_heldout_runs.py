@@ -193,6 +193,10 @@ def test_the_claims_are_the_scoreboards_verdicts_by_configuration() -> None:
     tables = experiment(NAME).tables(results, {"configurations": ["k_hop(2) (1,1)"]})
     assert set(tables) == {"scoreboard", "budget_check"} and tables["budget_check"] == []  # no reference runs
     assert {r["name"] for r in tables["scoreboard"]} == {"k_hop(2) (1,1)"} and all(r["agrees"] for r in tables["scoreboard"])
+    other = [RunResult({**r.tags, "followup": True, "steps": 16000}, r.record)  # a follow-up of an unselected one
+             for r in _results("kth_largest(2) (1,1)", {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})
+             if not r.tags["joint"]]
+    assert experiment(NAME).claims(results + other, {"configurations": ["k_hop(2) (1,1)"]}) == claims
 
 
 KINDS = ["k_hop(3) (1,1,1)", "positions_plus_max (2,)", "uneven_pair_sum (2,1)", "position_gated (1,1)",

@@ -511,15 +511,15 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
     weights (``store`` is unused)."""
     committed = predictions(parameters)
     rows = scoreboard(committed["configurations"], best_nmse(results), committed["criterion"])
-    joint = joint_observed(results, committed_predictions()["configurations"], committed["criterion"],
-                           parameters["joint_positions"])
+    suite = committed_predictions()["configurations"]  # a follow-up or model check may name an unselected one
+    joint = joint_observed(results, suite, committed["criterion"], parameters["joint_positions"])
     return applicable({**{claim_name("agrees", r["name"]): r["agrees"] for r in rows},
                        **{claim_name("exponent_claim", r["name"]): r["exponent_claim"] for r in rows},
                        **{claim_name("joint_observed_efficient", name): v for name, v in joint.items()},
                        "budget_prediction": budget_prediction_observed(rows)["observed"]
                        if parameters["steps"] == SCOREBOARD_STEPS and not parameters["configurations"] else None,
                        "followup_prediction": (followup_prediction_observed(followup_table(
-                           results, committed["configurations"], committed["criterion"])) or {}).get("observed")})
+                           results, suite, committed["criterion"])) or {}).get("observed")})
 
 
 EXPERIMENT = Experiment("12_predictions_vs_training", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)
