@@ -11,7 +11,8 @@ from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_
 
 
 def test_each_arm_changes_only_its_settings() -> None:
-    runs = ab.ablation_runs(ab.AblationParameters(arms=["baseline", "wide FFN", "lower lr"], steps=50, double_arms=[]))
+    runs = ab.ablation_runs(ab.AblationParameters(arms=["baseline", "wide FFN", "lower lr"], steps=50, double_arms=[],
+                                                  controls=[]))
     assert len(runs) == 3 * 3 * 2 and len({r.config.key for r in runs}) == len(runs)
     by_arm = {arm: [r.config for r in runs if r.tags["arm"] == arm] for arm in ("baseline", "wide FFN", "lower lr")}
     for base, wide, low in zip(*by_arm.values()):
@@ -23,7 +24,7 @@ def test_each_arm_changes_only_its_settings() -> None:
 
 def test_the_baseline_is_chapter_10s_recipe() -> None:
     """The baseline arm at chapter 10's budget is the sequence-length part's T = 8 runs: trained once."""
-    baseline = {r.config.key for r in ab.ablation_runs(ab.AblationParameters(arms=["baseline"], double_arms=[]))}
+    baseline = {r.config.key for r in ab.ablation_runs(ab.AblationParameters(arms=["baseline"], double_arms=[], controls=[]))}
     chapter_10 = {r.config.key for r in sequence_length_runs(dict(CHAPTER_10)) if r.tags["T"] == 8}
     assert baseline == chapter_10
 
@@ -44,8 +45,13 @@ def test_bad_parameters_are_refused(values, message) -> None:
         experiment("14_mechanism_ablation").runs(values)
 
 
-def _result(arm: str, h1: int, h2: int, seed: int, nmse: float, part: str = "ablation") -> RunResult:
-    return RunResult({"part": part, "arm": arm, "D": 2, "h1": h1, "h2": h2, "T": 8, "seed": seed}, {"best_nmse": nmse})
+def _result(arm: str, h1: int, h2: int, seed: int, nmse: float, part: str = "ablation", D: int = 2,
+            half_gain: float = 1.0) -> RunResult:
+    """A run whose best NMSE is ``nmse``, reached at the end of a 200-step schedule, ``half_gain`` times lower than at
+    step 100."""
+    history = {"step": [100, 200], "val_nmse": [nmse * half_gain, nmse]}
+    record = {"best_nmse": nmse, "best_step": 200, "final_nmse": nmse, "history": history, "config": {"steps": 200}}
+    return RunResult({"part": part, "arm": arm, "D": D, "h1": h1, "h2": h2, "T": 8, "seed": seed}, record)
 
 
 def test_the_table_judges_each_arm_against_the_baseline() -> None:

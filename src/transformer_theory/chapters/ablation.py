@@ -7,6 +7,11 @@ Every arm trains the three head configurations (D, D), (D−1, D), (D, D−1) of
 setting of chapter 10's recipe (:data:`ARMS`). The arms and the criterion (:data:`CRITERION`) and the prediction
 (:data:`PREDICTION`) were committed before any of their runs was trained.
 
+The **controls** (``controls``) separate what the family can represent from what training finds, at D = 2, 3 and 4
+(``control_Ds``), each trained ``control_steps`` steps (:data:`CONTROLS`; their prediction :data:`CONTROL_PREDICTION`
+was committed before their runs): layer 1 set at the mechanism (``oracle attention``), the bilinear FFN, the
+optimiser the summaries give, and a curriculum over the target's terms.
+
 The **budget check** trains the arms ``double_arms`` again with twice the budget (seeds ``double_seeds``): a cell's budget
 is sufficient where doubling it changes its best NMSE by less than
 :data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; its prediction
@@ -15,6 +20,7 @@ is sufficient where doubling it changes its best NMSE by less than
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -22,15 +28,18 @@ from typing import Any
 from transformer_theory.checks import positive_int
 from transformer_theory.chapters.calibration import BUDGET_TOLERANCE, budget_change
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, applicable, best_over_seeds,
-                                                    experiment_run, infoflow_model, seed_list, validation_curve)
+                                                    experiment_run, half_gains, infoflow_model, int_list, seed_list,
+                                                    validation_curve)
 from transformer_theory.chapters.intrinsic_dimension import CONFIG_NAMES
 from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10
 from transformer_theory.chapters.intrinsic_dimension import (head_configs, model_retrieval_agreement, retrieval_summary,
                                                             separation_ratios)
 from transformer_theory.training.store import RunStore, trained_model
 
-__all__ = ["ARMS", "CRITERION", "DEFAULTS", "DOUBLING_PREDICTION", "EXPERIMENT", "PREDICTION", "AblationParameters",
-           "ablation_curves", "ablation_runs", "ablation_table", "arm_settings", "budget_check_table", "claims",
+__all__ = ["ARMS", "CONTROLS", "CONTROL_BAR", "CONTROL_PREDICTION", "CONTROL_REFERENCE", "CRITERION", "DEFAULTS",
+           "DOUBLING_PREDICTION", "EXPERIMENT", "PREDICTION", "AblationParameters", "ablation_curves", "ablation_runs",
+           "ablation_table", "arm_settings", "budget_check_table", "claims", "control_prediction_check", "control_rows",
+           "control_runs", "term_stages",
            "doubled", "doubling_check", "prediction_check", "predictions", "retrieved_terms", "runs", "tables"]
 
 #: The recipe the arms change: chapter 10's settings (width ``embed_dim_per_D`` · D, per-head dimension
@@ -69,6 +78,49 @@ DOUBLING_PREDICTION = ("both doubled arms were still learning: doubling the budg
                        "baseline at twice the budget.")
 
 
+#: The controls of §4.1 at D >= 3, each a set of changes to chapter 10's recipe (``init``: the model's start,
+#: ``ffn_kind``: the FFN, ``curriculum``: a curriculum over the target's terms, :func:`term_stages`). ``random start``
+#: is the reference of the GeLU controls (the wide FFN, chapter 14's best GeLU arm at D = 2); the gated FFN, a
+#: labelled departure from the papers' GeLU FFN, forms the products x(s)^T A_i x(t) exactly with d units.
+CONTROLS: dict[str, dict[str, Any]] = {
+    "random start": {"ffn_width_per_D": 128},
+    "oracle attention": {"ffn_width_per_D": 128, "init": "oracle"},
+    "gated FFN": {"ffn_width_per_D": 64, "ffn_kind": "gated"},
+    "paper optimiser": {"ffn_width_per_D": 128, "lr": 1e-3, "weight_decay": 1e-2, "warmup": 0},
+    "term curriculum": {"ffn_width_per_D": 64, "ffn_kind": "gated", "curriculum": 0.4},
+    "term curriculum, GeLU FFN": {"ffn_width_per_D": 128, "curriculum": 0.4},
+}
+
+#: Each control is judged at equal budget against the control it changes one thing of.
+CONTROL_REFERENCE: dict[str, str] = {"oracle attention": "random start", "gated FFN": "random start",
+                                     "paper optimiser": "random start", "term curriculum": "gated FFN",
+                                     "term curriculum, GeLU FFN": "random start"}
+
+#: The bars of the controls (§4.1's sharp transition, as this book judges it): a control "represents" the
+#: mechanism at D when its (D, D) NMSE is at most ``max_full`` and its ratio at least ``min_ratio``.
+CONTROL_BAR: dict[str, float] = {"max_full": 1e-3, "min_ratio": 10.0}
+
+#: The controls' prediction, committed before their runs. What had been seen (exploratory, seed 0, D = 3, T = 8,
+#: 6 000-12 000 steps): layer 1 at the mechanism then trained, (3,3) 2.0e-4 (GeLU) and 3.8e-5 (gated, (2,3) 8.5e-3);
+#: random start 1.0e-2 (GeLU), 8.5e-3 (gated); the term curriculum with the gated FFN 3.2e-4, ratio 22, against
+#: 4.7e-3 for 12 000 steps on the full target.
+CONTROL_PREDICTION = ("oracle attention meets the bar (D,D) <= 1e-3 and ratio >= 10 at every D trained; random start "
+                      "misses the ratio bar at D >= 3; the gated FFN lowers (D,D) below random start's at every D; "
+                      "the term curriculum helps by the criterion against the gated FFN at D = 3 and meets the bar "
+                      "there; the paper optimiser does not help by the criterion.")
+
+
+def term_stages(D: int, steps: int, fraction: float) -> tuple[int, ...]:
+    """A curriculum over the D terms: ``fraction`` of the ``steps`` on the leading terms, split evenly between the
+    D − 1 stages before the full target (``RunConfig.term_stages``: the steps at which each stage ends)."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"curriculum fraction must lie in (0, 1), got {fraction!r}")
+    stages = tuple(round(steps * fraction * k / (D - 1)) for k in range(1, D))
+    if len(set(stages)) != len(stages) or stages[0] < 1:
+        raise ValueError(f"{steps} steps are too few for a curriculum over {D} terms")
+    return stages
+
+
 @dataclass(frozen=True)
 class AblationParameters:
     """The ablation's parameters: the arms (names of :data:`ARMS`), D, T, the budget and the seeds (the other
@@ -81,6 +133,11 @@ class AblationParameters:
     seeds: Sequence[int] = (0, 1)
     double_arms: Sequence[str] = ("baseline", "wide FFN")
     double_seeds: Sequence[int] = (0,)
+    controls: Sequence[str] = tuple(CONTROLS)
+    control_Ds: Sequence[int] = (2, 3, 4)
+    control_seq_len: int = 8
+    control_steps: int = 32000
+    control_seeds: Sequence[int] = (0, 1)
 
     def __post_init__(self) -> None:
         if isinstance(self.arms, (str, bytes)) or not isinstance(self.arms, Sequence) or not self.arms:
@@ -102,6 +159,23 @@ class AblationParameters:
         positive_int("steps", self.steps)
         object.__setattr__(self, "seeds", tuple(seed_list("seeds", self.seeds)))
         object.__setattr__(self, "double_seeds", tuple(seed_list("double_seeds", self.double_seeds)))
+        if isinstance(self.controls, (str, bytes)) or not isinstance(self.controls, Sequence):
+            raise ValueError(f"controls must be a list of control names (empty: no controls), got {self.controls!r}")
+        unknown = [c for c in self.controls if c not in CONTROLS]
+        if unknown:
+            hint = difflib.get_close_matches(str(unknown[0]), list(CONTROLS), n=1)
+            raise ValueError(f"controls: unknown control {unknown[0]!r}"
+                             + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                             + f"; valid: {', '.join(sorted(CONTROLS))}")
+        object.__setattr__(self, "controls", tuple(self.controls))
+        object.__setattr__(self, "control_Ds", tuple(int_list("control_Ds", self.control_Ds, low=2)))
+        positive_int("control_seq_len", self.control_seq_len)
+        positive_int("control_steps", self.control_steps)
+        object.__setattr__(self, "control_seeds", tuple(seed_list("control_seeds", self.control_seeds)))
+        for name in self.controls:
+            if "curriculum" in CONTROLS[name]:
+                for D in self.control_Ds:
+                    term_stages(D, self.control_steps, CONTROLS[name]["curriculum"])
         if not set(self.double_seeds) <= set(self.seeds):
             raise ValueError(f"double_seeds: {list(self.double_seeds)} must be among the seeds {list(self.seeds)}; the "
                              f"budget check compares a seed's run with itself at twice the budget")
@@ -132,18 +206,45 @@ def _arm_runs(p: AblationParameters, arm: str, part: str, seeds: Sequence[int], 
     return runs
 
 
+def _control_runs(p: AblationParameters, name: str, D: int) -> list[ExperimentRun]:
+    changes = CONTROLS[name]
+    s = {**{k: v for k, v in CHAPTER_10.items() if k != "train_size"},
+         **{k: v for k, v in changes.items() if k in CHAPTER_10}}
+    E, width = s["embed_dim_per_D"] * D, s["ffn_width_per_D"] * D
+    stages = term_stages(D, p.control_steps, changes["curriculum"]) if "curriculum" in changes else ()
+    runs = []
+    for h1, h2 in head_configs(D):
+        model = replace(infoflow_model(s, (h1, h2), E, s["head_dim"], width), ffn_kind=changes.get("ffn_kind", "mlp"))
+        for seed in p.control_seeds:
+            tags = {"part": "control", "arm": name, "D": D, "h1": h1, "h2": h2, "T": p.control_seq_len, "seed": seed}
+            args = {"D": D, "d": 4, "seed": s["target_seed"]}
+            config = replace(experiment_run(s, model, "pairwise_max", args, p.control_seq_len, seed, p.control_steps),
+                             init=changes.get("init", "random"), term_stages=stages)
+            runs.append(ExperimentRun(tags, config))
+    return runs
+
+
+def control_runs(p: AblationParameters) -> list[ExperimentRun]:
+    """The controls' runs, tagged ``part`` = ``"control"``, ``arm`` (the control's name), ``D``, ``h1``, ``h2``,
+    ``T`` and ``seed``: the three head configurations of each D of ``control_Ds`` at ``control_seq_len``, trained
+    ``control_steps`` steps with the seeds ``control_seeds`` (fresh samples every step)."""
+    return [run for D in p.control_Ds for name in p.controls for run in _control_runs(p, name, D)]
+
+
 def ablation_runs(p: AblationParameters) -> list[ExperimentRun]:
     """Every arm's three head configurations and seeds, tagged ``part`` = ``"ablation"``, ``arm``, ``D``, ``h1``,
     ``h2``, ``T`` and ``seed`` (fresh samples every step, as in chapter 10); then the budget check's runs
     (``part`` = ``"double_budget"``): the arms ``double_arms`` at the seeds ``double_seeds`` with twice ``steps``."""
     return ([run for arm in p.arms for run in _arm_runs(p, arm, "ablation", p.seeds, p.steps)]
-            + [run for arm in p.double_arms for run in _arm_runs(p, arm, "double_budget", p.double_seeds, 2 * p.steps)])
+            + [run for arm in p.double_arms for run in _arm_runs(p, arm, "double_budget", p.double_seeds, 2 * p.steps)]
+            + control_runs(p))
 
 
 def doubled(p: AblationParameters) -> AblationParameters:
     """The parameters of the budget check's runs as an ablation of their own: the arms ``double_arms``, twice the
     steps, the seeds ``double_seeds``."""
-    return replace(p, arms=p.double_arms or p.arms, steps=2 * p.steps, seeds=p.double_seeds, double_arms=())
+    return replace(p, arms=p.double_arms or p.arms, steps=2 * p.steps, seeds=p.double_seeds, double_arms=(),
+                   controls=())
 
 
 def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
@@ -156,7 +257,7 @@ def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples:
     (:func:`~transformer_theory.chapters.intrinsic_dimension.retrieval_summary`, over the seeds whose weights
     ``store`` keeps; ``None`` if none does), on ``n_samples`` fresh inputs."""
     learned = []
-    for run in ablation_runs(replace(p, arms=(arm,), double_arms=())):
+    for run in ablation_runs(replace(p, arms=(arm,), double_arms=(), controls=())):
         if (run.tags["h1"], run.tags["h2"]) != (p.D, p.D) or store.weights(run.config) is None:
             continue
         tree = run.config.tree()
@@ -166,31 +267,66 @@ def retrieved_terms(p: AblationParameters, arm: str, store: RunStore, n_samples:
     return max(learned) if learned else None
 
 
+def _arm_row(results: Results, part: str, arm: str, D: int, T: int, steps: int, seeds: Sequence[int],
+             setting: str) -> dict[str, Any]:
+    chosen = [r for r in results if r.tags["part"] == part and r.tags["arm"] == arm and r.tags["D"] == D
+              and r.tags["seed"] in seeds]
+    measured = {(r["h1"], r["h2"]): r for r in best_over_seeds(chosen)}
+    cells = [{"D": D, "config": CONFIG_NAMES[(h1 - D, h2 - D)], "paper_nmse": None,
+              "nmse": measured.get((h1, h2), {}).get("nmse")} for h1, h2 in head_configs(D)]
+    ratio = separation_ratios(cells)[0]
+    full = [g for g in half_gains([r for r in chosen if (r.tags["h1"], r.tags["h2"]) == (D, D)], ("arm",))]
+    return {"arm": arm, "setting": setting, "D": D, "T": T, "steps": steps, "seeds": list(seeds),
+            "nmse_full": ratio["nmse_full"], "nmse_missing": ratio["nmse_missing"], "ratio": ratio["ratio"],
+            "half_gain": full[0]["half_gain"] if full else None}
+
+
+def _judge(row: dict[str, Any], reference: dict[str, Any] | None) -> None:
+    """``gain`` (the row's ratio over its reference's) and ``helps`` (:data:`CRITERION`), in place."""
+    ok = reference is not None and reference["ratio"] and row["ratio"] is not None
+    row["gain"] = row["ratio"] / reference["ratio"] if ok else None
+    row["helps"] = (None if row["gain"] is None or reference is row
+                    else bool(row["gain"] >= CRITERION["min_gain"] and row["nmse_full"] < reference["nmse_full"]))
+
+
+def control_rows(results: Results, p: AblationParameters) -> list[dict[str, Any]]:
+    """One row per control (``controls``) and D (``control_Ds``), in the columns of :func:`ablation_table`, judged
+    against its reference (:data:`CONTROL_REFERENCE`, ``versus``) at the same D and budget; ``meets_bar``: its (D, D)
+    NMSE and ratio meet :data:`CONTROL_BAR` (``None`` where a value is missing)."""
+    rows = []
+    for D in p.control_Ds:
+        at_D = {name: _arm_row(results, "control", name, D, p.control_seq_len, p.control_steps, p.control_seeds,
+                               ", ".join(f"{k} = {v}" for k, v in CONTROLS[name].items()))
+                for name in p.controls}
+        for name, row in at_D.items():
+            row["versus"] = CONTROL_REFERENCE.get(name)
+            _judge(row, at_D.get(row["versus"]))
+            row["meets_bar"] = (None if row["ratio"] is None else
+                                bool(row["nmse_full"] <= CONTROL_BAR["max_full"]
+                                     and row["ratio"] >= CONTROL_BAR["min_ratio"]))
+            row["retrieved_terms"] = None
+            rows.append(row)
+    return rows
+
+
 def ablation_table(results: Results, p: AblationParameters, store: RunStore | None = None,
                    part: str = "ablation") -> list[dict[str, Any]]:
     """One row per arm of the runs of ``part`` at the seeds of ``p`` (the budget check's: ``"double_budget"`` with
-    :func:`doubled` parameters): ``arm``, ``setting`` (what it changes), ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``,
-    ``nmse_missing``, ``ratio`` (as :func:`~transformer_theory.chapters.intrinsic_dimension.separation_ratios`),
-    ``gain`` (ratio over the baseline's; ``None`` without a baseline), ``helps`` (:data:`CRITERION`) and
-    ``retrieved_terms`` (:func:`retrieved_terms` with ``store``; ``None`` without one)."""
-    rows = []
-    for arm in p.arms:
-        measured = {(r["h1"], r["h2"]): r for r in best_over_seeds([
-            r for r in results if r.tags["part"] == part and r.tags["arm"] == arm and r.tags["seed"] in p.seeds])}
-        cells = [{"D": p.D, "config": CONFIG_NAMES[(h1 - p.D, h2 - p.D)], "paper_nmse": None,
-                  "nmse": measured.get((h1, h2), {}).get("nmse")} for h1, h2 in head_configs(p.D)]
-        ratio = separation_ratios(cells)[0]
-        rows.append({"arm": arm, "setting": ", ".join(f"{k} = {v}" for k, v in ARMS[arm].items()) or "chapter 10",
-                     "D": p.D, "T": p.seq_len, "steps": p.steps, "seeds": list(p.seeds),
-                     "nmse_full": ratio["nmse_full"], "nmse_missing": ratio["nmse_missing"], "ratio": ratio["ratio"],
-                     "retrieved_terms": None if store is None else retrieved_terms(p, arm, store)})
+    :func:`doubled` parameters), then (for ``part`` = ``"ablation"``) the controls' rows (:func:`control_rows`):
+    ``arm``, ``setting`` (what it changes), ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``, ``nmse_missing``,
+    ``ratio`` (as :func:`~transformer_theory.chapters.intrinsic_dimension.separation_ratios`), ``half_gain`` (of the
+    best (D, D) seed: still learning at 1.5 or more), ``versus`` (the row it is judged against), ``gain`` (ratio over
+    that row's; ``None`` without it), ``helps`` (:data:`CRITERION`), ``meets_bar`` (controls only, else ``None``)
+    and ``retrieved_terms`` (:func:`retrieved_terms` with ``store``; ``None`` without one, and for the controls)."""
+    rows = [{**_arm_row(results, part, arm, p.D, p.seq_len, p.steps, p.seeds,
+                        ", ".join(f"{k} = {v}" for k, v in ARMS[arm].items()) or "chapter 10"),
+             "retrieved_terms": None if store is None else retrieved_terms(p, arm, store)} for arm in p.arms]
     base = next((r for r in rows if r["arm"] == "baseline"), None)
     for r in rows:
-        ok = base is not None and base["ratio"] and r["ratio"] is not None
-        r["gain"] = r["ratio"] / base["ratio"] if ok else None
-        r["helps"] = (None if r["gain"] is None or r["arm"] == "baseline"
-                      else bool(r["gain"] >= CRITERION["min_gain"] and r["nmse_full"] < base["nmse_full"]))
-    return rows
+        r["versus"] = None if base is None else "baseline"
+        _judge(r, base)
+        r["meets_bar"] = None
+    return rows + (control_rows(results, p) if part == "ablation" else [])
 
 
 def ablation_curves(results: Results, p: AblationParameters) -> list[dict[str, Any]]:
@@ -221,7 +357,7 @@ def prediction_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, bool | None
     """:data:`PREDICTION`'s three statements judged on the rows of :func:`ablation_table`: ``wide_ffn_helps``,
     ``no_other_arm_helps`` and ``batch_and_lr_lower_the_ratio`` (the large batch's and the lower learning rate's
     ratios below the baseline's), each ``None`` where an arm it needs is not in the rows; ``held``: all three."""
-    by_arm = {r["arm"]: r for r in rows}
+    by_arm = {r["arm"]: r for r in rows if r["arm"] in ARMS}
     base = by_arm.get("baseline")
     checks: dict[str, bool | None] = {
         "wide_ffn_helps": by_arm["wide FFN"]["helps"] if "wide FFN" in by_arm else None,
@@ -234,6 +370,40 @@ def prediction_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, bool | None
     }
     checks["held"] = None if None in checks.values() else all(checks.values())
     return checks
+
+
+def control_prediction_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, bool | None]:
+    """:data:`CONTROL_PREDICTION`'s statements judged on the control rows of :func:`ablation_table`, each ``None``
+    where a control or value it needs is missing: ``oracle_meets_bar`` (at every D trained),
+    ``random_start_misses_ratio`` (ratio below :data:`CONTROL_BAR`'s at every D >= 3), ``gated_lowers_full`` (the
+    gated FFN's (D, D) below random start's at every D), ``curriculum_helps_at_3`` (the term curriculum helps against
+    the gated FFN at D = 3 and meets the bar), ``paper_optimiser_does_not_help``; ``held``: all of them."""
+    controls = [r for r in rows if r["arm"] in CONTROLS]
+    by = {(r["arm"], r["D"]): r for r in controls}
+    Ds = sorted({r["D"] for r in controls})
+
+    def every(arm: str, test, where=lambda D: True) -> bool | None:
+        chosen = [by[arm, D] for D in Ds if (arm, D) in by and where(D)]
+        values = [test(r) for r in chosen]
+        return None if not values or None in values else all(values)
+
+    def lower(r: Mapping[str, Any]) -> bool | None:
+        ref = by.get(("random start", r["D"]))
+        return None if ref is None or None in (r["nmse_full"], ref["nmse_full"]) else r["nmse_full"] < ref["nmse_full"]
+
+    curriculum = by.get(("term curriculum", 3))
+    check: dict[str, bool | None] = {
+        "oracle_meets_bar": every("oracle attention", lambda r: r["meets_bar"]),
+        "random_start_misses_ratio": every("random start", lambda r: None if r["ratio"] is None
+                                           else r["ratio"] < CONTROL_BAR["min_ratio"], lambda D: D >= 3),
+        "gated_lowers_full": every("gated FFN", lower),
+        "curriculum_helps_at_3": (None if curriculum is None or None in (curriculum["helps"], curriculum["meets_bar"])
+                                  else curriculum["helps"] and curriculum["meets_bar"]),
+        "paper_optimiser_does_not_help": every("paper optimiser", lambda r: None if r["helps"] is None
+                                               else not r["helps"]),
+    }
+    check["held"] = None if None in check.values() else all(check.values())
+    return check
 
 
 def doubling_check(budget: Sequence[Mapping[str, Any]],
@@ -258,8 +428,11 @@ def doubling_check(budget: Sequence[Mapping[str, Any]],
 # ----------------------------------------------------------------------------------------------
 def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
     """What the chapter committed before its runs: ``arms`` (:data:`ARMS`), ``criterion`` (:data:`CRITERION`),
-    ``prediction`` (:data:`PREDICTION`) and ``doubling_prediction`` (:data:`DOUBLING_PREDICTION`)."""
-    return {"arms": ARMS, "criterion": CRITERION, "prediction": PREDICTION, "doubling_prediction": DOUBLING_PREDICTION}
+    ``prediction`` (:data:`PREDICTION`), ``doubling_prediction`` (:data:`DOUBLING_PREDICTION`), ``controls``
+    (:data:`CONTROLS`), ``control_reference``, ``control_bar`` and ``control_prediction`` (:data:`CONTROL_PREDICTION`)."""
+    return {"arms": ARMS, "criterion": CRITERION, "prediction": PREDICTION, "doubling_prediction": DOUBLING_PREDICTION,
+            "controls": CONTROLS, "control_reference": CONTROL_REFERENCE, "control_bar": CONTROL_BAR,
+            "control_prediction": CONTROL_PREDICTION}
 
 
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -277,9 +450,11 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
     verdict is left out (no claim reads weights: ``store`` is unused)."""
     t = tables(results, parameters)
     check, doubling = prediction_check(t["ablation_table"]), doubling_check(t["budget_check"], t["doubled_table"])
+    control = control_prediction_check(t["ablation_table"])
     return applicable({**{k: v for k, v in check.items() if k != "held"}, "prediction_held": check["held"],
                        **{k: v for k, v in doubling.items() if k != "held"},
-                       "doubling_prediction_held": doubling["held"]})
+                       "doubling_prediction_held": doubling["held"],
+                       **{k: v for k, v in control.items() if k != "held"}, "control_prediction_held": control["held"]})
 
 
-EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, runs, predictions, tables, claims)
+EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, runs, predictions, tables, claims, optional=("controls",))

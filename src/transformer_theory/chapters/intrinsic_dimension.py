@@ -38,7 +38,7 @@ from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE, P1_S
 from transformer_theory.checks import positive_int, seed_value
 from transformer_theory.infoflow.trees import Tree
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.training.ensemble import init_model
+from transformer_theory.training.ensemble import initial_model
 from transformer_theory.training.store import RunStore, trained_model
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, RunResult, applicable,
                                                     best_over_seeds, claim_name, experiment_run, infoflow_model)
@@ -471,7 +471,7 @@ def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_sample
         X = tree.sample_inputs(positive_int("n_samples", n_samples), config.seq_len, seed_value(seed))
         A = tree.params["A"]
         trained = retrieval_summary(model_retrieval_agreement(trained_model(config, store), A, X))
-        initial = retrieval_summary(model_retrieval_agreement(init_model(config.model, config.seed), A, X))
+        initial = retrieval_summary(model_retrieval_agreement(initial_model(config), A, X))
         rows.append({"D": t["D"], "seed": t["seed"], **trained,
                      "init_layer1": initial["layer1"], "init_layer2": initial["layer2"]})
     return rows

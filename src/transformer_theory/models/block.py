@@ -3,8 +3,8 @@
 ``SA(X) = ρ X + Attn(X)`` (``Attn`` followed by the output projection when the config has one) and
 ``FF(x) = η x + W₂ σ(W₁ x + b₁) (+ b₂)``: Paper A's layers (§2, Fig. 3) with ρ, η free, and InfoFlow's
 residual blocks with ρ = η = 1. Parameter names: ``rho``, ``eta`` (learned residual weights only),
-``to_q``, ``to_k``, ``to_v``, ``out`` (output projection), ``ff.0``, ``ff.2``; the linear maps are created
-in that order with PyTorch's default initialisation. With ``models=K`` every parameter carries a leading
+``to_q``, ``to_k``, ``to_v``, ``out`` (output projection), ``ff.0``, ``ff.2`` (a gated FFN: ``ff.up``, ``ff.down``);
+the linear maps are created in that order with PyTorch's default initialisation. With ``models=K`` every parameter carries a leading
 model axis (K models in one tensor program; see :mod:`~transformer_theory.models.linear`).
 """
 
@@ -26,6 +26,21 @@ def head_mask(config: TransformerConfig, layer: int) -> torch.Tensor:
     """1 for the active heads of ``layer`` (the first ``active_heads[layer]``), 0 for the masked ones."""
     active = config.active_heads[layer] if config.active_heads is not None else config.heads[layer]
     return (torch.arange(config.heads[layer]) < active).to(getattr(torch, config.dtype))
+
+
+class GatedFeedForward(nn.Module):
+    """``W₃ ((W₁ x + b₁) ⊙ (W₂ x + b₂)) + b₃`` of hidden width w: ``up`` (E → 2w, the two factors stacked) and
+    ``down`` (w → E); a bilinear map of the token, so it forms a product ``x(s)ᵀ A x(t)`` of two parts of the
+    residual stream exactly (a departure from the papers' GeLU FFN; see ``TransformerConfig.ffn_kind``)."""
+
+    def __init__(self, E: int, width: int, out_bias: bool, **factory) -> None:
+        super().__init__()
+        self.up = Linear(E, 2 * width, **factory)
+        self.down = Linear(width, E, bias=out_bias, **factory)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a, b = self.up(x).chunk(2, dim=-1)
+        return self.down(a * b)
 
 
 class Block(nn.Module):
@@ -53,7 +68,9 @@ class Block(nn.Module):
             raise ValueError(f"without an output projection heads·value_dim = {h * c.v_dim} must equal the width "
                              f"E = {E}")
         self.ff = None
-        if c.ffn_width:
+        if c.ffn_width and c.ffn_kind == "gated":
+            self.ff = GatedFeedForward(E, c.ffn_width, c.ffn_out_bias, **factory)
+        elif c.ffn_width:
             self.ff = nn.Sequential(
                 Linear(E, c.ffn_width, **factory),
                 _ACTIVATIONS[c.activation](),

@@ -21,6 +21,7 @@ from transformer_theory.checks import (finite_real, non_negative_int, non_negati
 
 ATTENTIONS = ("softmax", "hardmax")
 ACTIVATIONS = ("gelu", "relu")
+FFN_KINDS = ("mlp", "gated")
 RESIDUALS = ("fixed", "learned")
 ORDERS = ("sa_ff", "ff_sa")
 DTYPES = ("float32", "float64")
@@ -69,6 +70,7 @@ class TransformerConfig:
     attention_bias: bool = False
     ffn_width: int = 64
     activation: str = "gelu"
+    ffn_kind: str = "mlp"
     ffn_out_bias: bool = True
     attention: str = "softmax"
     temperature: float = 1.0
@@ -97,6 +99,7 @@ class TransformerConfig:
             positive_int("value_dim", self.value_dim)
         non_negative_int("ffn_width", self.ffn_width)
         one_of("activation", self.activation, ACTIVATIONS)
+        one_of("ffn_kind", self.ffn_kind, FFN_KINDS)
         one_of("attention", self.attention, ATTENTIONS)
         positive_real("temperature", self.temperature)
         non_negative_real("hardmax_tie_tol", self.hardmax_tie_tol)
@@ -143,11 +146,13 @@ class TransformerConfig:
         return self.value_dim if self.value_dim is not None else self.head_dim
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able values (tuples as lists); ``joint_positions`` only when set (the keys of runs that
-        predate it stay as they were)."""
+        """Plain JSON-able values (tuples as lists); ``joint_positions`` and ``ffn_kind`` only when not their defaults
+        (the keys of runs that predate them stay as they were)."""
         data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
         if not self.joint_positions:
             del data["joint_positions"]
+        if self.ffn_kind == "mlp":
+            del data["ffn_kind"]
         return data
 
     @classmethod

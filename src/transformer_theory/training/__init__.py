@@ -14,7 +14,7 @@ training chapters, which use the engine, are :mod:`transformer_theory.chapters`;
 
 from transformer_theory.training.config import ENGINE_VERSION, RunConfig
 from transformer_theory.training.distributed import train_runs
-from transformer_theory.training.ensemble import Ensemble, init_model
+from transformer_theory.training.ensemble import Ensemble, init_model, initial_model
 from transformer_theory.training.registry import register_targets
 from transformer_theory.training.store import RunStore, default_store
 from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
@@ -22,5 +22,5 @@ from transformer_theory.training.trainer import train_task
 
 __all__ = [
     "ENGINE_VERSION", "Ensemble", "RunConfig", "RunStore", "Task", "TrainOptions", "default_store", "init_model",
-    "plan_tasks", "register_targets", "train_runs", "train_task",
+    "initial_model", "plan_tasks", "register_targets", "train_runs", "train_task",
 ]

@@ -13,15 +13,21 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from transformer_theory.checks import (finite_real, is_integer, non_negative_int, non_negative_real, positive_int,
-                                       positive_real, seed_value)
+import numpy as np
+
+from transformer_theory.checks import (finite_real, is_integer, non_negative_int, non_negative_real, one_of,
+                                       positive_int, positive_real, seed_value)
 from transformer_theory.infoflow.trees import Tree
 from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.mechanism import retrieval_layer_problems
 from transformer_theory.training.registry import target_function
 
 #: Bumped whenever the meaning of a stored run changes (data, loss, optimiser, schedule, metric):
 #: results of another version are recomputed, never reused.
 ENGINE_VERSION = 1
+
+#: How a run's model starts: PyTorch's default initialisation, or with its first layer at the mechanism.
+INITS = ("random", "oracle")
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,9 @@ class RunConfig:
     val_size: int = 4096
     eval_every: int = 100
     seed: int = 0
+    init: str = "random"
+    init_sharpness: float = 20.0
+    term_stages: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, TransformerConfig):
@@ -81,6 +90,40 @@ class RunConfig:
             raise ValueError("model: a trained model needs a CLS readout (readout_dim)")
         if self.model.max_len is not None and self.model.max_len < self.seq_len:
             raise ValueError(f"model.max_len = {self.model.max_len} is shorter than seq_len = {self.seq_len}")
+        one_of("init", self.init, INITS)
+        positive_real("init_sharpness", self.init_sharpness)
+        if isinstance(self.term_stages, (str, bytes)) or not hasattr(self.term_stages, "__iter__"):
+            raise ValueError(f"term_stages must be a list of steps, got {self.term_stages!r}")
+        stages = tuple(positive_int(f"term_stages[{i}]", s) for i, s in enumerate(self.term_stages))
+        object.__setattr__(self, "term_stages", stages)
+        if any(b <= a for a, b in zip(stages, stages[1:])) or (stages and stages[-1] >= self.steps):
+            raise ValueError(f"term_stages must increase strictly and end before steps = {self.steps}, got "
+                             f"{list(stages)}")
+        if self.init == "oracle" or stages:
+            self._check_target_structure()
+
+    def _check_target_structure(self) -> None:
+        tree = self.tree()
+        if self.term_stages and (tree.combine != "sum" or len(self.term_stages) >= len(tree.terms)):
+            raise ValueError(f"term_stages: {len(self.term_stages)} stages before the full target need a target that "
+                             f"sums more terms than that; {tree.name} has {len(tree.terms)}"
+                             + ("" if tree.combine == "sum" else " and does not sum them"))
+        if self.init == "oracle":
+            A = np.asarray(tree.params.get("A", ()))
+            if A.ndim != 3:
+                raise ValueError(f"init='oracle' needs a target with matrices A_i (params['A'] of shape (D, d, d)); "
+                                 f"{tree.name} has none")
+            problems = retrieval_layer_problems(self.model, A.shape[1], len(A))
+            if problems:
+                raise ValueError("init='oracle': the model cannot hold the retrieval mechanism: it needs "
+                                 + "; ".join(problems))
+
+    def stage_tree(self, step: int) -> Tree:
+        """The target the model trains on at update ``step`` (0-based): the full target, or the leading terms of
+        the curriculum's stage (``term_stages``)."""
+        tree = self.tree()
+        k = sum(step >= s for s in self.term_stages) + 1
+        return tree if k > len(self.term_stages) else tree.leading_terms(k)
 
     def tree(self) -> Tree:
         """The target: the registered function of that name called with ``target_args``."""
@@ -91,6 +134,10 @@ class RunConfig:
         data = asdict(self)
         data["model"] = self.model.to_dict()
         data["betas"] = list(self.betas)
+        if self.init == "random":
+            del data["init"], data["init_sharpness"]
+        if not self.term_stages:
+            del data["term_stages"]
         return _plain(data)
 
     @classmethod
@@ -99,6 +146,7 @@ class RunConfig:
         data = dict(data)
         data["model"] = TransformerConfig.from_dict(data["model"])
         data["betas"] = tuple(data["betas"])
+        data["term_stages"] = tuple(data.get("term_stages", ()))
         return cls(**data)
 
     @property

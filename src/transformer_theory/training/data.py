@@ -65,28 +65,38 @@ class RunData:
         self.fixed: tuple[np.ndarray, np.ndarray] | None = None
         if run.train_size is not None:
             X = self.tree.sample_inputs(run.train_size, run.seq_len, self.rng)
-            reference = _as_2d(self.tree(X))
-            self.fixed = (X.astype(run.model.dtype), reference)  # the model reads inputs in its own precision
+            self.fixed = (X.astype(run.model.dtype), _as_2d(self.tree(X)))  # the model reads its own precision
             self.order, self.cursor = self.rng.permutation(run.train_size), 0
         else:
-            reference = _as_2d(self.tree(self.tree.sample_inputs(run.val_size, run.seq_len, self.rng)))
-        self.mean, self.std = reference.mean(axis=0), reference.std(axis=0)
-        if not np.all(self.std > 0):
-            raise ValueError(f"target {self.tree.name} is constant on its reference sample: cannot standardise")
+            X = self.tree.sample_inputs(run.val_size, run.seq_len, self.rng)
+        # the curriculum's stages (run.term_stages): the leading terms, then the full target (the last stage)
+        self.stages = [self.tree.leading_terms(k) for k in range(1, len(run.term_stages) + 1)] + [self.tree]
+        self.scales = []
+        for stage in self.stages:
+            reference = self.fixed[1] if stage is self.tree and self.fixed is not None else _as_2d(stage(X))
+            mean, std = reference.mean(axis=0), reference.std(axis=0)
+            if not np.all(std > 0):
+                raise ValueError(f"target {stage.name} is constant on its reference sample: cannot standardise")
+            self.scales.append((mean, std))
+        self.mean, self.std = self.scales[-1]
 
-    def batch(self) -> tuple[np.ndarray, np.ndarray]:
-        """The next training batch: inputs (B, T, d) and standardised targets (B, m)."""
+    def batch(self, step: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The next training batch: inputs (B, T, d) and standardised targets (B, m) of the stage that update
+        ``step`` trains on (``None``: the full target)."""
+        stage = len(self.stages) - 1 if step is None else sum(step >= s for s in self.run.term_stages)
+        tree, (mean, std) = self.stages[stage], self.scales[stage]
         B = self.run.batch_size
         if self.fixed is None:
             X = self.tree.sample_inputs(B, self.run.seq_len, self.rng)
-            y = _as_2d(self.tree(X))
+            y = _as_2d(tree(X))
         else:
             if self.cursor + B > len(self.order):
                 self.order, self.cursor = self.rng.permutation(len(self.order)), 0
             index = self.order[self.cursor:self.cursor + B]
             self.cursor += B
-            X, y = self.fixed[0][index], self.fixed[1][index]
-        return X, (y - self.mean) / self.std
+            X = self.fixed[0][index]
+            y = self.fixed[1][index] if tree is self.tree else _as_2d(tree(X.astype(float)))
+        return X, (y - mean) / std
 
     def unstandardise(self, prediction: np.ndarray) -> np.ndarray:
         """A prediction of the standardised target (B, m), in the target's own units."""

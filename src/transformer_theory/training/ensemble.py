@@ -17,6 +17,7 @@ import torch
 
 from transformer_theory.models.block import head_mask
 from transformer_theory.models.config import TransformerConfig
+from transformer_theory.models.mechanism import set_retrieval_layer
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
 
@@ -26,6 +27,15 @@ def init_model(config: TransformerConfig, seed: int) -> Transformer:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return Transformer(config)
+
+
+def initial_model(run: RunConfig) -> Transformer:
+    """The model ``run`` starts from: :func:`init_model`, with the first layer set at the target's retrieval
+    mechanism when ``run.init == "oracle"`` (:func:`~transformer_theory.models.mechanism.set_retrieval_layer`)."""
+    model = init_model(run.model, run.seed)
+    if run.init == "oracle":
+        set_retrieval_layer(model, run.tree().params["A"], run.init_sharpness)
+    return model
 
 
 def common_heads(configs: Sequence[TransformerConfig]) -> tuple[int, ...]:
@@ -75,7 +85,7 @@ class Ensemble:
         padded = {name: p.shape[1:] for name, p in self.module.named_parameters()}
         states, self.shapes = [], []
         for run in runs:
-            model = init_model(run.model, run.seed)
+            model = initial_model(run)
             self.shapes.append({name: p.shape for name, p in model.named_parameters()})
             states.append(pad_state(dict(model.named_parameters()), padded))
         with torch.no_grad():

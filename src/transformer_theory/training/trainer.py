@@ -126,7 +126,7 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
     first_step_s = None  # the first step of this process (includes compilation with options.compile)
     while step < first.steps:
         start = time.perf_counter()
-        batches = [d.batch() for d in data]
+        batches = [d.batch(step) for d in data]
         x = _tensor([b[0] for b in batches], dtype, device)
         y = _tensor([b[1] for b in batches], dtype, device)
         for group in optimizer.param_groups:

@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from transformer_theory.checks import positive_int
+from transformer_theory.checks import is_integer, positive_int
 from transformer_theory.infoflow.trees.context import EvalContext
 from transformer_theory.infoflow.trees.expressions import Expr, Node, Sum
 from transformer_theory.infoflow.trees.inputs import GaussianInputs, InputDistribution
@@ -144,6 +144,21 @@ class Tree:
                 base = f"{info.label}{info.term}" if len(self.terms) > 1 else info.label
                 seen[base] = seen.get(base, 0) + 1
                 info.label = base if seen[base] == 1 else f"{base}_{seen[base]}"
+
+    def leading_terms(self, k: int) -> "Tree":
+        """The target made of this tree's first ``k`` terms (their sum; the stages of a curriculum over the terms).
+
+        Raises:
+            ValueError: ``k`` is not in 1..len(terms), or the tree combines its terms by another function than the sum.
+        """
+        if self.combine != "sum":
+            raise ValueError(f"{self.name}: only a tree that sums its terms has leading terms")
+        if not is_integer(k) or not 1 <= k <= len(self.terms):
+            raise ValueError(f"{self.name}: k must be an integer in 1..{len(self.terms)}, got {k!r}")
+        if k == len(self.terms):
+            return self
+        return Tree(self.terms[:k], input_dim=self.input_dim, inputs=self.inputs, name=f"{self.name}[:{k}]",
+                    params=self.params, description=f"the first {k} terms of {self.description or self.name}")
 
     def describe(self, index: int) -> str:
         """``'max over s (term 2)'``: a node in words."""
