@@ -118,3 +118,30 @@ def test_the_page_states_the_books_one_efficiency_criterion() -> None:
     assert "**What \"efficient\" means in this book.**" in text
     assert f"at most {EFFICIENCY['nmse_threshold']:g} and at most {EFFICIENCY['max_growth']:g} times" in text
     assert "`transformer_theory.infoflow.efficiency.EFFICIENCY`" in text
+
+
+def test_the_page_defines_its_terms_and_says_whose_each_paper_cell_is() -> None:
+    page = claims.claims_page()
+    glossary = page[page.index("**Glossary.**"):page.index("| chapter")]
+    for term in ("**NMSE**: the normalised mean squared error", "**(D, D)**", "**half_gain**", "**P1**",
+                 "**the calculator**", "**reconstruction**"):
+        assert term in glossary, term
+    rows = claims.claim_rows()
+    assert {r["origin"] for r in rows} <= set(claims.ORIGINS) and {"paper", "summaries", "book"} <= {
+        r["origin"] for r in rows}
+    assert all(f"({claims.ORIGINS[r['origin']]})" in page for r in rows if r["verdict"] is not None)
+
+
+def test_each_published_table_is_claimed_once_and_calibration_data_test_nothing() -> None:
+    rows = claims.claim_rows()
+    sources = [r["source"] for r in rows if r["source"].startswith("P1")]
+    assert len(sources) == len(set(sources)), sources
+    calculator = _claim(rows, "06_infoflow_framework", "information sets")
+    assert calculator["verdict"] in ("consistent by construction", "not observed")
+    held_out = _values("12_predictions_vs_training")
+    scoreboard = _claim(rows, "12_predictions_vs_training", "the calculator's predictions")
+    assert (scoreboard["verdict"] == "reproduced") == (held_out["agreement_rate"] >= 0.9)
+    # the penalty growing with T is the calculator's prediction, not InfoFlow's statement
+    in_T = _claim(rows, "10_intrinsic_dimension", "the penalty for a missing head grows with T")
+    assert in_T["origin"] == "book" and "InfoFlow" not in in_T["source"].split("(")[0]
+    assert "(T = 64)" in _claim(rows, "10_intrinsic_dimension", "a phase transition")["paper"]

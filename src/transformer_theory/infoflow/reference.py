@@ -75,6 +75,12 @@ class Config:
     note: str = field(default="")
 
 
+def missing_head_costs() -> dict[int, float]:
+    """InfoFlow §4.1's cost of one head fewer, by D: the better missing-head NMSE of :data:`INTRINSIC_DIMENSION_NMSE`
+    over the (D, D) NMSE (the summaries' numbers)."""
+    return {D: min(r["(D-1,D)"], r["(D,D-1)"]) / r["(D,D)"] for D, r in INTRINSIC_DIMENSION_NMSE.items()}
+
+
 def experiment_configs() -> list[Config]:
     """The configurations of the papers' experiments and theorems (the calibration set of chapter 06),
     each with the papers' observation."""
