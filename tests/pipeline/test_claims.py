@@ -65,8 +65,11 @@ def test_the_page_agrees_with_what_the_chapters_assert() -> None:
     triangle = _values("11_triangle_center")
     assert _verdict(rows, "11_triangle_center", "InfoFlow, §4.2") == reproduced(
         triangle["criteria"]["observed"] and triangle["equal_budget_prediction"]["observed"])
-    held = _values("14_mechanism_ablation")["prediction_check"]["held"]
+    held = _values("14_mechanism_ablation")["analysis"]["prediction"]["held"]
     assert _verdict(rows, "14_mechanism_ablation", "this book's own") == (None if held is None else reproduced(held))
+    # a chapter that records its Claim objects is shown as it recorded them
+    recorded = _values("14_mechanism_ablation")["verdicts"]
+    assert [r["ours"] for r in rows if r["chapter"] == "14_mechanism_ablation"] == [c["ours"] for c in recorded]
 
 
 def _copy_results(tmp_path: Path) -> Path:

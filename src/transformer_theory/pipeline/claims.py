@@ -17,19 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transformer_theory.chapters.ablation import ARMS
+from transformer_theory.chapters.verdicts import ORIGINS, VERDICTS, Claim
 from transformer_theory.infoflow.efficiency import EFFICIENCY
+from transformer_theory.pipeline.notebooks import list_notebooks
 from transformer_theory.storage.paths import project_root
 from transformer_theory.storage.results import write_text_atomic
 from transformer_theory.tables import markdown_table
-
-#: The verdicts a claim can get ("consistent by construction": a check on the data a rule was calibrated on).
-VERDICTS = ("reproduced", "reproduced qualitatively", "consistent by construction", "not observed",
-            "not testable on CPU")
-
-#: Where a claim's "paper" cell comes from: the paper's own statement or published data (read in full), InfoFlow's
-#: statement or number as its secondary summaries give it, or this book's reconstruction (or its own question).
-ORIGINS = {"paper": "the paper", "summaries": "InfoFlow's summaries", "book": "this book"}
 
 #: The committed results the page reads (the book profile's).
 RESULTS = Path("results") / "book"
@@ -39,8 +32,9 @@ Judged = tuple[str, str, str, str] | None
 
 
 @dataclass(frozen=True)
-class Claim:
-    """One row: ``chapter`` (notebook stem), ``source`` (theorem, section or "this book's own"), ``claim`` (as the
+class Judge:
+    """A claim whose chapter does not record its :class:`~transformer_theory.chapters.verdicts.Claim` objects yet,
+    judged here from the values it recorded. One row: ``chapter`` (notebook stem), ``source`` (theorem, section or "this book's own"), ``claim`` (as the
     paper states it, or as this book poses it), ``origin`` (a key of :data:`ORIGINS`: whose the "paper" cell is),
     ``judge`` (the chapter's recorded values and its parameters → ``(paper, ours, verdict, reason)``, or ``None``
     where the committed results do not yet hold the claim's runs)."""
@@ -264,73 +258,45 @@ def _calibration_two(v: Values, p: Values) -> Judged:
                if gain is not None and gain >= 1.5 else ""))
 
 
-def _ablation(v: Values, p: Values) -> Judged:
-    check = v["prediction_check"]
-    if check["held"] is None:  # an arm the prediction names is not in the book profile yet
-        return None
-    rows = {r["arm"]: r for r in v["ablation_table"] if r["arm"] in ARMS}  # the controls are judged apart
-    gains = v["full_head_gains"]
-    base, wide = rows["baseline"], rows["wide FFN"]
-    doubled = {r["arm"]: r for r in v.get("doubled_table", [])}
-    later = ""
-    if {"baseline", "wide FFN"} <= set(doubled):
-        b2, w2 = doubled["baseline"], doubled["wide FFN"]
-        seeds = " and ".join(map(str, w2["seeds"]))
-        later = (f"; at {w2['steps']} steps (budget check, best over seed{'s' * (len(w2['seeds']) > 1)} {seeds}): "
-                 f"{_g(b2['ratio'])} → "
-                 f"{_g(w2['ratio'])}, {w2['retrieved_terms']} of {base['D']} terms retrieved")
-    return ("(this book's own, committed before the runs) only the wide FFN helps",
-            f"ratio {_g(base['ratio'])} → {_g(wide['ratio'])} with the wide FFN at {base['steps']} steps{later}",
-            _yes(bool(check["held"]), "reproduced"),
-            f"{len(rows)} arms at D = {base['D']}, T = {base['T']}, {base['steps']} steps, {len(base['seeds'])} "
-            "seeds; an arm helps when its ratio is ≥ 2 times the baseline's and its (D, D) NMSE is lower; "
-            f"{sum(g['half_gain'] >= 1.5 for g in gains.values())} of {len(gains)} arms' (D, D) models were still "
-            f"learning (half_gain {_g(min(g['half_gain'] for g in gains.values()))} to "
-            f"{_g(max(g['half_gain'] for g in gains.values()))}), so no arm is ruled out at longer budgets"
-            + ("; the wide FFN helps only at twice the budget" if doubled.get("wide FFN", {}).get("helps") else ""))
-
-
 #: The claims, in the book's order.
-CLAIMS: tuple[Claim, ...] = (
-    Claim("02_hardmax_interpolation", "Paper A, Theorem (hardmax)", "a hardmax transformer interpolates any "
+CLAIMS: tuple[Judge, ...] = (
+    Judge("02_hardmax_interpolation", "Paper A, Theorem (hardmax)", "a hardmax transformer interpolates any "
           "dataset of sequences exactly", "paper", _hardmax),
-    Claim("02_hardmax_interpolation", "Paper A, Theorem (hardmax)", "with 2Σm_j + 2N + 1 blocks", "paper",
+    Judge("02_hardmax_interpolation", "Paper A, Theorem (hardmax)", "with 2Σm_j + 2N + 1 blocks", "paper",
           _hardmax_blocks),
-    Claim("03_softmax_interpolation", "Paper A, Theorem (softmax)", "a softmax transformer interpolates exactly "
+    Judge("03_softmax_interpolation", "Paper A, Theorem (softmax)", "a softmax transformer interpolates exactly "
           "below a temperature τ*, with 2Σm_j + 3N blocks", "paper", _softmax),
-    Claim("04_complexity", "Paper A, complexity", "depth independent of the input lengths", "paper", _length_free),
-    Claim("04_complexity", "Paper A, complexity", "O(d Σm_j) parameters", "paper", _parameters),
-    Claim("05_tikhonov", "Paper A, Tikhonov result", "global minimisers of the regularised loss have training "
+    Judge("04_complexity", "Paper A, complexity", "depth independent of the input lengths", "paper", _length_free),
+    Judge("04_complexity", "Paper A, complexity", "O(d Σm_j) parameters", "paper", _parameters),
+    Judge("05_tikhonov", "Paper A, Tikhonov result", "global minimisers of the regularised loss have training "
           "loss O(ε)", "paper", _tikhonov_rate),
-    Claim("05_tikhonov", "Paper A, Tikhonov result", "deviations from O(ε) tell a local from a global minimum",
+    Judge("05_tikhonov", "Paper A, Tikhonov result", "deviations from O(ε) tell a local from a global minimum",
           "paper", _tikhonov_diagnostic),
-    Claim("06_infoflow_framework", "InfoFlow, framework (reconstructed)", "information sets and propagation "
+    Judge("06_infoflow_framework", "InfoFlow, framework (reconstructed)", "information sets and propagation "
           "modes predict which configurations are efficient", "summaries", _calculator),
-    Claim("07_depth_separation", "InfoFlow, Theorem 1", "depth separation: two layers of one head beat one layer",
+    Judge("07_depth_separation", "InfoFlow, Theorem 1", "depth separation: two layers of one head beat one layer",
           "summaries", _depth),
-    Claim("07_depth_separation", "InfoFlow, Theorem 1", "one layer needs size growing with T, two layers do not",
+    Judge("07_depth_separation", "InfoFlow, Theorem 1", "one layer needs size growing with T, two layers do not",
           "summaries", _depth_in_T),
-    Claim("08_max_position_retrieval", "InfoFlow, Theorem 2", "top-1 retrieval is efficient, the k-th largest "
+    Judge("08_max_position_retrieval", "InfoFlow, Theorem 2", "top-1 retrieval is efficient, the k-th largest "
           "is not", "summaries", _top1),
-    Claim("08_max_position_retrieval", "InfoFlow, §4.3", "the argmax is recoverable from the trained model, the "
+    Judge("08_max_position_retrieval", "InfoFlow, §4.3", "the argmax is recoverable from the trained model, the "
           "second largest is not", "summaries", _probe),
-    Claim("09_aggregation_cost", "InfoFlow, §4.4", "one head with positions aggregates fixed positions", "summaries",
+    Judge("09_aggregation_cost", "InfoFlow, §4.4", "one head with positions aggregates fixed positions", "summaries",
           _aggregation),
-    Claim("09_aggregation_cost", "InfoFlow, Theorem 3 (exponent reconstructed)", "aggregating T_0 tokens costs "
+    Judge("09_aggregation_cost", "InfoFlow, Theorem 3 (exponent reconstructed)", "aggregating T_0 tokens costs "
           "ε^-(T_0 d/E - 1)", "book", _cost_law),
-    Claim("10_intrinsic_dimension", "InfoFlow, §4.1", "a phase transition at h_1 = h_2 = D (intrinsic dimension)",
+    Judge("10_intrinsic_dimension", "InfoFlow, §4.1", "a phase transition at h_1 = h_2 = D (intrinsic dimension)",
           "summaries", _intrinsic),
-    Claim("10_intrinsic_dimension", "this book's calculator (a prediction, not InfoFlow's)", "the penalty for a "
+    Judge("10_intrinsic_dimension", "this book's calculator (a prediction, not InfoFlow's)", "the penalty for a "
           "missing head grows with T", "book", _intrinsic_in_T),
-    Claim("11_triangle_center", "InfoFlow, §4.2", "the triangle center is not learnable at long T, whatever the "
+    Judge("11_triangle_center", "InfoFlow, §4.2", "the triangle center is not learnable at long T, whatever the "
           "heads and width", "summaries", _triangle),
-    Claim("12_predictions_vs_training", "this book's own", "the calculator's predictions hold on held-out targets",
+    Judge("12_predictions_vs_training", "this book's own", "the calculator's predictions hold on held-out targets",
           "book", _scoreboard),
-    Claim("13_training_recipe", "P1, Table 2", "one layer: a sharp fall of the NMSE at h = D (calibration)", "paper",
+    Judge("13_training_recipe", "P1, Table 2", "one layer: a sharp fall of the NMSE at h = D (calibration)", "paper",
           _calibration_one),
-    Claim("13_training_recipe", "P1, Table 5", "two layers: a sharp fall at L·h = D", "paper", _calibration_two),
-    Claim("14_mechanism_ablation", "this book's own", "which change to chapter 10's recipe lets two layers find "
-          "§4.1's mechanism", "book", _ablation),
+    Judge("13_training_recipe", "P1, Table 5", "two layers: a sharp fall at L·h = D", "paper", _calibration_two),
 )
 
 
@@ -352,25 +318,34 @@ def committed_values(chapter: str, root: Path | None = None) -> tuple[dict[str, 
 
 
 def claim_rows(root: Path | None = None) -> list[dict[str, str]]:
-    """One row per claim of :data:`CLAIMS` that the committed results judge: ``chapter``, ``source``, ``claim``,
-    ``origin``, ``paper``, ``ours``, ``verdict`` (one of :data:`VERDICTS`) and ``reason``; a claim whose runs are not in them
-    yet gets the verdict ``None`` and empty cells (:func:`claims_page` lists it apart)."""
-    records: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    """One row per claim, in the book's order: the :class:`~transformer_theory.chapters.verdicts.Claim` objects a
+    chapter recorded (``verdicts``), else its :data:`CLAIMS` judged on its recorded values: ``chapter``, ``source``,
+    ``claim``, ``origin``, ``paper``, ``ours``, ``verdict`` (one of :data:`VERDICTS`) and ``reason``; a judged claim
+    whose runs are not in the results yet gets the verdict ``None`` and empty cells (:func:`claims_page` lists it
+    apart)."""
     rows = []
-    for c in CLAIMS:
-        if c.chapter not in records:
-            records[c.chapter] = committed_values(c.chapter, root)
-        judged = c.judge(*records[c.chapter])
-        if judged is None:
-            rows.append({"chapter": c.chapter, "source": c.source, "claim": c.claim, "origin": c.origin, "paper": "",
-                         "ours": "", "verdict": None, "reason": ""})
+    for chapter in (p.stem for p in list_notebooks()):
+        judges = [c for c in CLAIMS if c.chapter == chapter]
+        if not judges and not ((root or project_root()) / RESULTS / f"{chapter}.json").is_file():
             continue
-        paper, ours, verdict, reason = judged
-        if verdict not in VERDICTS:
-            raise ValueError(f"claim {c.claim!r} of {c.chapter}: verdict {verdict!r} is not one of {VERDICTS}")
-        rows.append({"chapter": c.chapter, "source": c.source, "claim": c.claim, "origin": c.origin, "paper": paper,
-                     "ours": ours, "verdict": verdict, "reason": reason})
+        values, parameters = committed_values(chapter, root)
+        if "verdicts" in values:
+            rows += [_row(Claim.from_dict(c)) for c in values["verdicts"]]
+            continue
+        for c in judges:
+            judged = c.judge(values, parameters)
+            if judged is None:
+                rows.append({"chapter": c.chapter, "source": c.source, "claim": c.claim, "origin": c.origin,
+                             "paper": "", "ours": "", "verdict": None, "reason": ""})
+                continue
+            paper, ours, verdict, reason = judged
+            rows.append(_row(Claim(c.chapter, c.source, c.claim, c.origin, paper, ours, verdict, reason)))
     return rows
+
+
+def _row(c: Claim) -> dict[str, str]:
+    return {"chapter": c.chapter, "source": c.source, "claim": c.statement, "origin": c.origin, "paper": c.paper,
+            "ours": c.ours, "verdict": c.verdict, "reason": c.reason}
 
 
 def claims_page(root: Path | None = None) -> str:

@@ -1,0 +1,69 @@
+"""Chapter 14's committed book-profile analysis (``results/book/14_mechanism_ablation.json``): the numbers and verdicts
+its page quotes, checked here instead of in the notebook (which only displays the analysis)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import ROOT
+from transformer_theory.chapters.ablation import ARMS
+from transformer_theory.chapters.verdicts import Claim
+from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE
+
+DATA = json.loads((ROOT / "results" / "book" / "14_mechanism_ablation.json").read_text())
+VALUES, PARAMETERS = DATA["values"], DATA["parameters"]
+ARM_ROWS = {r["arm"]: r for r in VALUES["ablation_table"] if r["arm"] in ARMS}
+READING = VALUES["analysis"]["reading"]
+
+
+def test_the_arms_at_16000_steps() -> None:
+    expected = {"baseline": (2.8e-3, 5.1), "wide FFN": (1.8e-3, 6.8), "wide heads": (4.4e-3, 2.8),
+                "wide residual": (6.3e-3, 1.8), "lower lr": (1.2e-2, 2.1), "long warm-up": (4.3e-3, 3.6),
+                "no weight decay": (2.6e-3, 5.3), "large batch": (2.1e-3, 4.9)}
+    assert set(ARM_ROWS) == set(expected) == set(ARMS)
+    for arm, (full, ratio) in expected.items():
+        assert ARM_ROWS[arm]["nmse_full"] == pytest.approx(full, rel=0.05)
+        assert ARM_ROWS[arm]["ratio"] == pytest.approx(ratio, abs=0.06)
+    assert 1.1 < READING["wide_missing_factor"] < 1.25
+    assert not any(r["helps"] for r in ARM_ROWS.values()) and READING["max_other_gain"] < 1.06
+    assert VALUES["analysis"]["prediction"] == {"wide_ffn_helps": False, "no_other_arm_helps": True,
+                                                "batch_and_lr_lower_the_ratio": True, "held": False}
+    assert all(r["retrieved_terms"] is None or r["retrieved_terms"] <= 1 for r in ARM_ROWS.values())
+
+
+def test_the_rows_say_which_arms_were_still_learning() -> None:
+    learning = {arm for arm, r in ARM_ROWS.items() if r["half_gain"] >= 1.5}
+    assert learning == set(ARMS) - {"lower lr"}
+    assert all("not ruled out" in ARM_ROWS[a]["reading"] for a in learning - {"baseline"})
+    assert "not ruled out" not in ARM_ROWS["lower lr"]["reading"]
+
+
+def test_the_budget_check_at_32000_steps() -> None:
+    budget = VALUES["budget_check"]
+    assert PARAMETERS["double_seeds"] == [0, 1] and len(budget) == 12 and not any(r["sufficient"] for r in budget)
+    assert 1.5 < READING["base_change_min"] and READING["base_change_max"] < 2.6
+    assert 1.75 < READING["wide_change_min"] and 3.8 < READING["wide_change_max"] < 3.9
+    twice = {r["arm"]: r for r in VALUES["doubled_table"]}
+    wide2, base2 = twice["wide FFN"], twice["baseline"]
+    assert 4.6e-4 < wide2["nmse_full"] < 5e-4 and 1.55e-3 < base2["nmse_full"] < 1.7e-3
+    assert 11.1 < wide2["ratio"] < 11.3 and 4.15 < base2["ratio"] < 4.3 and 2.6 < wide2["gain"] < 2.7 and wide2["helps"]
+    assert VALUES["analysis"]["doubling"] == {"both_still_learning": True, "wide_ffn_helps_doubled": True, "held": True}
+    assert wide2["retrieved_terms"] == PARAMETERS["D"] and base2["retrieved_terms"] == 1
+    second = VALUES["doubled_per_seed"]["1"]
+    assert 7.7e-4 < second["wide FFN"]["nmse_full"] < 8.1e-4 and 7.9 < second["wide FFN"]["ratio"] < 8.1
+    assert 4.0 < second["baseline"]["ratio"] < 4.2 and 1.9 < second["wide FFN"]["gain"] < 2
+    assert second["wide FFN"]["retrieved_terms"] == 1 and VALUES["doubled_per_seed"]["0"]["wide FFN"][
+        "retrieved_terms"] == PARAMETERS["D"]
+    assert (round(READING["wide2_half_gain_min"], 1), round(READING["wide2_half_gain_max"], 1)) == (3.4, 4.7)
+    assert READING["wide2_over_paper"] == pytest.approx(
+        wide2["nmse_full"] / INTRINSIC_DIMENSION_NMSE[PARAMETERS["D"]]["(D,D)"]) and 7.5 < READING["wide2_over_paper"] < 8.5
+    assert 33 < READING["wide2_task_minutes_min"] and READING["wide2_task_minutes_max"] < 40
+
+
+def test_the_chapters_claims_are_typed_and_agree_with_its_checks() -> None:
+    claims = [Claim.from_dict(c) for c in VALUES["verdicts"]]
+    assert [c.verdict for c in claims] == ["not observed"]  # the controls are not in the book profile yet
+    assert "best over seeds 0 and 1" in claims[0].ours and "7 of 8 arms" in claims[0].reason
+    assert VALUES["claims"]["prediction_held"] is False and VALUES["claims"]["doubling_prediction_held"] is True
