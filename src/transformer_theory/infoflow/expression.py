@@ -21,7 +21,7 @@ import inspect
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
@@ -80,7 +80,7 @@ class ExpressionError(ValueError):
     """A malformed target text: ``column`` (1-based) is where it goes wrong, the message says what was expected."""
 
     def __init__(self, text: str, column: int, message: str):
-        self.text, self.column = text, column
+        self.text, self.column, self.message = text, column, message
         shown = " ".join(text.splitlines())
         super().__init__(f"{message} (at column {column})\n  {shown}\n  {' ' * (column - 1)}^")
 
@@ -145,8 +145,8 @@ def parse_target(text: str, d: int = 4, seed: int = 0) -> Tree:
         first = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)", text)
         hint = difflib.get_close_matches(first.group(1), list(names), n=1, cutoff=0.75) if first else []
         if hint:
-            raise ExpressionError(text, exc.column, f"{str(exc).splitlines()[0].rsplit(' (at column', 1)[0]}; "
-                                  f"if you meant a named target: did you mean {hint[0]!r}?") from None
+            raise ExpressionError(text, exc.column, f"{exc.message}; if you meant a named target: "
+                                  f"did you mean {hint[0]!r}?") from None
         raise
 
 
@@ -196,7 +196,7 @@ class _Parser:
         self.pos += 1
         return tok
 
-    def fail(self, message: str, tok: _Token | None = None) -> None:
+    def fail(self, message: str, tok: _Token | None = None) -> NoReturn:
         """Raise :class:`ExpressionError` at ``tok`` (default: the next token, named as what was found)."""
         if tok is None:
             tok, message = self.peek(), f"{message}, got {self.peek().describe()}"
@@ -359,7 +359,6 @@ class _Parser:
             self.take()
             return Linear(self.token(bound), self.params[name][1], name=name)
         self.fail(f"expected {what}: a^T x(t), x(s)^T A x(t), ||x(t1) + x(t2)||, a reduction or [...]")
-        raise AssertionError  # unreachable: fail raises
 
     def token(self, bound: tuple[str, ...]) -> str:
         """``x(VAR)`` with a bound variable."""
