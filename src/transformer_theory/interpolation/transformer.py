@@ -135,11 +135,12 @@ class Transformer:
         return replace(self, blocks=[block.rescaled(factor) for block in self.blocks], unit=self.unit * float(factor))
 
     def __repr__(self) -> str:
-        active = sum(not b.is_identity for b in self.blocks)
-        stages = ", ".join(f"{name} {len(r)}" for name, r in self.stages.items() if len(r))
-        return (f"{type(self).__name__}(d={self.d}, {self.num_blocks} blocks ({active} not the identity"
-                + (f": {stages}" if stages else "") + f"), {self.num_parameters()} parameters"
-                + (", exact" if self.exact else "") + self._repr_extra() + ")")
+        """One line: the size, the blocks per stage and the parameter count (never the weights)."""
+        parts = [f"{name} {len(r)}" for name, r in self.stages.items() if len(r)]
+        identity = sum(b.is_identity for b in self.blocks)
+        parts += [f"{identity} identity"] if identity else []
+        return (f"{type(self).__name__}(d={self.d}, {self.num_blocks} blocks" + (f" ({', '.join(parts)})" if parts else "")
+                + f", {self.num_parameters()} parameters" + (", exact" if self.exact else "") + self._repr_extra() + ")")
 
     def _repr_extra(self) -> str:
         """More of :meth:`__repr__` for subclasses (``", temperature=0.1"``)."""
