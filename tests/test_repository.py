@@ -89,7 +89,8 @@ def test_notebook_ends_with_its_run_it_yourself_box(path) -> None:
     notebook, main = (ast.literal_eval(arg) for arg in calls[0].args)
     assert notebook == path.stem, f"{path.name}: the box names {notebook!r}"
     assert main and set(main) <= set(notebook_parameters(path)), f"{path.name}: {main} are not all parameters"
-    shown = run_it_yourself(notebook, main).data.split("```bash\n")[1].split("\n```")[0]
+    activate, shown = run_it_yourself(notebook, main).data.split("```bash\n")[1].split("\n```")[0].split("\n", 1)
+    assert activate.startswith("source .venv/bin/activate"), f"{path.name}: the box first activates the venv"
     assert " ".join(shown.replace("\\\n", " ").split()) == run_command(notebook, main)
     command = shlex.split(run_command(notebook, main))
     assert command[:5] == ["python", "-m", "transformer_theory", "run", path.stem]

@@ -23,7 +23,8 @@ def test_box_command_profiles_and_times(tiny_project: Path) -> None:
     assert run_command("01_tiny", ["x", "scale"]) == "python -m transformer_theory run 01_tiny -p x 1 -p scale 2.0"
     box = run_it_yourself("01_tiny", ["x", "scale"]).data  # the book profile's values, one parameter a line:
     assert box.startswith("````{admonition} Run it yourself")
-    assert "```bash\npython -m transformer_theory run 01_tiny \\\n    -p x 1 \\\n    -p scale 2.0\n```" in box
+    assert ("```bash\nsource .venv/bin/activate  # once per shell, after make book (or write .venv/bin/python for "
+            "python)\npython -m transformer_theory run 01_tiny \\\n    -p x 1 \\\n    -p scale 2.0\n```") in box
     assert box.count("| `scale=2.0` | not measured |") == 3
 
     spec = prepare_run("01_tiny", "book")

@@ -321,3 +321,16 @@ def test_near_duplicates_at_float_resolution_are_refused_by_path() -> None:
         build_interpolator(ds)
     model = build_interpolator(ds, check=())
     assert verify(model, ds).max() <= tolerance(ds)
+
+
+@pytest.mark.parametrize("attention", ["hardmax", "softmax"])
+def test_model_repr_is_one_short_line(attention: str) -> None:
+    """A model prints its size and stages, not its blocks' arrays."""
+    model = build_interpolator(random_dataset(6, d=3, seed=0), attention=attention, check=())
+    text = repr(model)
+    assert "\n" not in text and len(text) < 300, text
+    name = "Transformer" if attention == "hardmax" else "SoftmaxTransformer"
+    assert text.startswith(f"{name}(d=3, {model.num_blocks} blocks (")
+    assert f"{model.num_parameters()} parameters" in text and "leader_selection" in text
+    assert ("temperature=" in text) == (attention == "softmax")
+    assert repr(build_interpolator(toy_dataset(), exact=True, check=())).endswith(", exact)")

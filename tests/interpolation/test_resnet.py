@@ -64,3 +64,8 @@ def test_bad_input_raises():
         resnet_parameter_count([])
     with pytest.raises(ValueError, match="pass d"):
         resnet_parameter_count([3, 4])
+
+
+def test_repr_is_one_short_line() -> None:
+    net = build_hat_resnet(_dataset([3, 4, 2], [1, 2, 2], d=3))
+    assert repr(net) == f"HatResNet(d=3, n_max=4, m_max=2, 3 blocks, {net.num_parameters()} parameters)"

@@ -8,10 +8,12 @@ reconstructs the papers).
 * :class:`Architecture` -- heads per layer, embedding and token dimension, positional encoding.
 * :mod:`~transformer_theory.infoflow.targets` -- the papers' targets as comparison trees that are
   also evaluable on data (:mod:`~transformer_theory.infoflow.trees` to write new ones).
+* :func:`parse_target` -- a target from text: a named target (``"pairwise_max(D=2)"``) or an expression
+  (``"max_t a^T x(t) + max_s b^T x(s)"``, :mod:`~transformer_theory.infoflow.expression`).
 * :func:`comparison_stats` -- comparison order, dimension per level, depth, comparison number.
 * :func:`canonicalize` -- the jobs a schedule places (the same for every plain rewrite of a tree).
 * :func:`propagate` -- information sets ``I(t, l)`` under the best schedule, with propagation modes.
-* :func:`predict` -- efficient or not, cost exponent (Theorem 3's cost law), bottleneck;
+* :func:`predict` -- efficient or not, cost exponent (Theorem 3's cost law), bottleneck (of a tree or a text);
   :func:`minimal_depth` -- the fewest layers for which a target is predicted efficient.
 * :mod:`~transformer_theory.infoflow.heldout` -- the held-out suite (predictions committed before training).
 """
@@ -19,6 +21,7 @@ reconstructs the papers).
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.canonical import Canonical, Job, canonicalize
+from transformer_theory.infoflow.expression import ExpressionError, parse_target
 from transformer_theory.infoflow.prediction import (Prediction, cost_law_exponent, minimal_depth,
                                                     p1_single_layer_exponent, predict, theorem2_exponent)
 from transformer_theory.infoflow.propagation import Propagation, Step, Sym, propagate
@@ -31,7 +34,7 @@ from transformer_theory.infoflow.trees import (Bilinear, Custom, GaussianInputs,
                                                PointerCycleInputs, Positions, Reduction, Sum, Tree)
 
 __all__ = [
-    "Architecture", "targets", "Tree", "Reduction", "Positions", "Linear", "Bilinear", "NormOfSum", "Custom", "Sum",
+    "Architecture", "targets", "parse_target", "ExpressionError", "Tree", "Reduction", "Positions", "Linear", "Bilinear", "NormOfSum", "Custom", "Sum",
     "GaussianInputs", "PointerCycleInputs", "max_retrieval", "pairwise_max", "min_pairwise_dot", "kth_largest",
     "masked_kth_largest", "specific_positions", "coupled_positions", "triangle_center", "k_hop", "comparison_stats",
     "ComparisonStats", "comparison_capacity", "canonicalize", "Canonical", "Job", "propagate", "Propagation", "Step",

@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 from transformer_theory.checks import positive_int, positive_real
 from transformer_theory.infoflow.architecture import Architecture
+from transformer_theory.infoflow.expression import parse_target
 from transformer_theory.infoflow.schedule import Bottleneck, Schedule, find_schedule
 from transformer_theory.infoflow.trees import Tree
 
@@ -143,15 +144,26 @@ class Prediction:
     def reason(self) -> str:
         return self.bottleneck.reason if self.bottleneck else "every comparison is a top-1 retrieval"
 
+    def __repr__(self) -> str:
+        verdict = "efficient" if self.efficient else "inefficient"
+        return (f"Prediction({verdict}, M ~ eps^-{self.exponent:.3g} ({self.regime}), T={self.seq_len}, "
+                f"{self.schedule.tree.name} on {self.schedule.arch}: {self.reason})")
 
-def predict(target: Tree, arch: Architecture, seq_len: int, *, gamma: float = 1.0) -> Prediction:
+
+def predict(target: Tree | str, arch: Architecture, seq_len: int, *, gamma: float = 1.0) -> Prediction:
     """Predict whether ``arch`` approximates ``target`` efficiently at sequence length ``seq_len``.
+
+    ``target`` is a comparison tree, or a text :func:`~transformer_theory.infoflow.expression.parse_target`
+    reads: a named target (``"pairwise_max(D=2)"``) or an expression (``"max_t a^T x(t) + max_s b^T x(s)"``,
+    its parameters of dimension ``arch.input_dim``).
 
     Returns whether it is efficient (parameter exponent independent of T), the exponent ``k`` of
     ``M ~ eps^{-k}`` at this ``seq_len`` (use :meth:`Prediction.cost` for ``M(eps)``), and the
     bottleneck (which job could not be scheduled, and why); see :class:`Prediction` for every field.
     """
     gamma = positive_real("gamma", gamma)
+    if isinstance(target, str):
+        target = parse_target(target, arch.input_dim if isinstance(arch, Architecture) else 4)
     schedule = find_schedule(target, arch, seq_len)
     can = schedule.canonical
     T, d, E = schedule.seq_len, arch.input_dim, arch.embed_dim

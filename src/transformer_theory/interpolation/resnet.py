@@ -75,7 +75,7 @@ def resnet_parameter_count(data: Sequence, d: int | None = None, structured: boo
     return len(n_lengths) * ((2 * D + 9) if structured else (8 * D + 5))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class HatResNet:
     """A residual network on R^D, D = n_max·d: one hat block ``x ← x + W σ(U x + b)`` per sequence."""
 
@@ -103,6 +103,10 @@ class HatResNet:
         for block in self.blocks:
             x = block.apply(x)
         return x[0, : self.m_max * self.d].reshape(self.m_max, self.d)
+
+    def __repr__(self) -> str:
+        return (f"HatResNet(d={self.d}, n_max={self.n_max}, m_max={self.m_max}, {len(self.blocks)} blocks, "
+                f"{self.num_parameters()} parameters)")
 
 
 def build_hat_resnet(pairs: Sequence[tuple[np.ndarray, np.ndarray]], seed: int = 0) -> HatResNet:

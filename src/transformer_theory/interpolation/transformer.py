@@ -50,7 +50,7 @@ class Block:
         return ff(self.sa.apply(X, segments, structured))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Transformer:
     """``T = TB^L ∘ … ∘ TB^1`` acting on sequences of tokens in R^d.
 
@@ -133,6 +133,18 @@ class Transformer:
         the new model computes exactly ``factor`` times the old one's values, rounding included.
         """
         return replace(self, blocks=[block.rescaled(factor) for block in self.blocks], unit=self.unit * float(factor))
+
+    def __repr__(self) -> str:
+        """One line: the size, the blocks per stage and the parameter count (never the weights)."""
+        parts = [f"{name} {len(r)}" for name, r in self.stages.items() if len(r)]
+        identity = sum(b.is_identity for b in self.blocks)
+        parts += [f"{identity} identity"] if identity else []
+        return (f"{type(self).__name__}(d={self.d}, {self.num_blocks} blocks" + (f" ({', '.join(parts)})" if parts else "")
+                + f", {self.num_parameters()} parameters" + (", exact" if self.exact else "") + self._repr_extra() + ")")
+
+    def _repr_extra(self) -> str:
+        """More of :meth:`__repr__` for subclasses (``", temperature=0.1"``)."""
+        return ""
 
     def _stack(self, sequences: Sequence[np.ndarray]) -> tuple[np.ndarray, Segments]:
         arrays = [as_tokens(x, f"sequence {j}", self.exact) for j, x in enumerate(sequences)]

@@ -1,4 +1,4 @@
-"""Command line: ``python -m transformer_theory {run,list,sweep,report,train,reproduce}``.
+"""Command line: ``python -m transformer_theory {run,list,sweep,report,train,reproduce,predict}``.
 
 ``run`` executes one notebook under a profile with checked overrides; ``sweep`` runs a grid of
 overrides in parallel and resumes where an interrupted sweep stopped; ``list`` shows the notebooks
@@ -6,7 +6,8 @@ and their parameters; ``report`` writes the book's reproducibility page; ``train
 from the run store) the runs of a training chapter's experiment, locally or on a Dask cluster;
 ``reproduce`` recomputes a profile's results into ``build/reproduce/<profile>/`` (a fresh run store
 included), prints them against the committed ones and, with ``--accept``, copies them into
-``results/<profile>/``.
+``results/<profile>/``; ``predict`` asks the InfoFlow calculator about a target
+(:mod:`~transformer_theory.pipeline.calculator`).
 
 Exit status: 0, 1 (a run or point failed), 2 (bad arguments, refused before anything ran),
 128 + the signal when stopped by Ctrl-C (130) or SIGTERM (143).
@@ -19,6 +20,7 @@ import re
 import sys
 from typing import Any, Sequence
 
+from transformer_theory.pipeline import calculator
 from transformer_theory.pipeline.notebooks import list_notebooks, notebook_parameters
 from transformer_theory.pipeline.parameters import parse_list, parse_value
 from transformer_theory.pipeline.processes import Interrupted, signals_raise
@@ -98,6 +100,8 @@ def _parser() -> argparse.ArgumentParser:
                            help="run nothing: compare (and accept) the complete notebooks already in the folder")
     reproduce.add_argument("--workers", type=int, help="local single-threaded Dask workers that train the training "
                            "chapters' runs first (default: one per core; 0: each notebook trains its own)")
+
+    calculator.add_parser(sub)
     return parser
 
 
@@ -212,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; exit status 0, 1 (a run failed), 2 (bad arguments), 128 + signal (stopped)."""
     args = _parser().parse_args(_negative_values_kept(sys.argv[1:] if argv is None else argv))
     command = {"run": _run, "sweep": _sweep, "list": _list, "report": _report, "claims": _claims, "train": _train,
-               "reproduce": _reproduce}[args.command]
+               "reproduce": _reproduce, "predict": calculator.run}[args.command]
     try:
         with signals_raise():
             return command(args)

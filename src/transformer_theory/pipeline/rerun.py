@@ -21,6 +21,9 @@ from transformer_theory.tables import markdown_table
 
 TITLE = "Run it yourself"
 
+#: The first line of the box's commands: ``python`` is the project's virtual environment's only once it is active.
+ACTIVATE = "source .venv/bin/activate  # once per shell, after make book (or write .venv/bin/python for python)"
+
 
 def _compact(value: Any) -> str:
     """``value`` in YAML flow syntax without spaces (``[2,16]``), as ``-p NAME VALUE`` reads it back."""
@@ -77,6 +80,7 @@ def run_it_yourself(notebook: str, main: Sequence[str]) -> Markdown:
         ":class: tip",
         "",
         "```bash",
+        ACTIVATE,
         command,
         "```",
         "",

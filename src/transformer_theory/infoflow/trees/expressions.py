@@ -70,6 +70,12 @@ def check_variable(name: str, what: str) -> str:
     return name
 
 
+def _parameter_name(name: str | None, what: str) -> str | None:
+    if name is not None and not (isinstance(name, str) and name.isidentifier()):
+        raise ValueError(f"{what}: a parameter's name is an identifier such as 'a' or 'A1', got {name!r}")
+    return name
+
+
 def _finite_array(value: Any, what: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
@@ -81,10 +87,15 @@ def _finite_array(value: Any, what: str) -> np.ndarray:
 
 
 class Linear(Expr):
-    """``a^T x(var)`` (order 1): the score of max-position retrieval in P1's D-retrieval target."""
+    """``a^T x(var)`` (order 1): the score of max-position retrieval in P1's D-retrieval target.
 
-    def __init__(self, var: str, a: Sequence[float] | np.ndarray):
+    ``name`` is how the vector prints (``b^T x(t)``); left ``None``, the :class:`Tree` names its distinct
+    vectors ``a``, ``b``, ... (equal vectors share a name).
+    """
+
+    def __init__(self, var: str, a: Sequence[float] | np.ndarray, *, name: str | None = None):
         self.var = check_variable(var, "Linear")
+        self.name = _parameter_name(name, "Linear")
         self.a = _finite_array(a, f"Linear a^T x({var}): a")
         if self.a.ndim != 1:
             raise ValueError(f"Linear a^T x({var}): a must be a vector, got shape {self.a.shape}")
@@ -101,14 +112,19 @@ class Linear(Expr):
         return ctx.gather1(feat, self.var)
 
     def __repr__(self) -> str:
-        return f"a^T x({self.var})"
+        return f"{self.name or 'a'}^T x({self.var})"
 
 
 class Bilinear(Expr):
-    """``x(left)^T A x(right)`` (order 2 when ``left != right``); ``A=None`` means the dot product."""
+    """``x(left)^T A x(right)`` (order 2 when ``left != right``); ``A=None`` means the dot product.
 
-    def __init__(self, left: str, right: str, A: np.ndarray | None = None):
+    ``name`` is how the matrix prints; left ``None``, the :class:`Tree` names its distinct matrices
+    ``A``, ``B``, ... (equal matrices share a name).
+    """
+
+    def __init__(self, left: str, right: str, A: np.ndarray | None = None, *, name: str | None = None):
         self.left = check_variable(left, "Bilinear")
+        self.name = _parameter_name(name, "Bilinear")
         self.right = check_variable(right, "Bilinear")
         self.A = None if A is None else _finite_array(A, f"Bilinear x({left})^T A x({right}): A")
         if self.A is not None and (self.A.ndim != 2 or self.A.shape[0] != self.A.shape[1]):
@@ -130,7 +146,7 @@ class Bilinear(Expr):
         return ctx.gather2(M, self.left, self.right)
 
     def __repr__(self) -> str:
-        mid = "" if self.A is None else " A"
+        mid = "" if self.A is None else f" {self.name or 'A'}"
         return f"x({self.left})^T{mid} x({self.right})"
 
 

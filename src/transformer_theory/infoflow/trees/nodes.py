@@ -187,7 +187,8 @@ class Reduction(Node):
 
     def __repr__(self) -> str:
         k = "" if self.rank == 1 else f"[k={self.rank}]"
-        return f"{self.op}{k}_{self.var} {self.score!r}"
+        var = f"{{{self.var} != {', '.join(self.exclude_vars)}}}" if self.exclude_vars else self.var
+        return f"{self.op}{k}_{var} {self.score!r}"
 
 
 class Positions(Node):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from transformer_theory.checks import is_integer, positive_int
 from transformer_theory.infoflow.trees.context import EvalContext
-from transformer_theory.infoflow.trees.expressions import Expr, Node, Sum
+from transformer_theory.infoflow.trees.expressions import Bilinear, Expr, Linear, Node, Sum
 from transformer_theory.infoflow.trees.inputs import GaussianInputs, InputDistribution
 from transformer_theory.infoflow.trees.nodes import Positions, Reduction
 
@@ -66,6 +67,10 @@ class Tree:
         ``sample(batch, seq_len, rng)``, e.g. :class:`GaussianInputs`, :class:`PointerCycleInputs`.
     name, params, description
         a short name, the fixed random parameters (``a_i``, ``A_i``) and a formula for display.
+
+    The tree names the vectors and matrices its scores leave unnamed (:class:`Linear`, :class:`Bilinear`):
+    distinct ones get distinct names (``a``, ``b``, ... and ``A``, ``B``, ...), equal ones share a name, so
+    ``repr`` tells them apart; two different parameters given the same name are refused.
     """
 
     def __init__(self, terms: Sequence[Node], *, combine: str | Callable[[list[np.ndarray]], np.ndarray] = "sum",
@@ -95,6 +100,7 @@ class Tree:
         for i, t in enumerate(terms):
             self._walk(t, bound=(), term=i + 1, parent=None, ancestors=0)
         self._assign_labels()
+        self._name_parameters()
         for info in self.info:
             if isinstance(info.node, Positions):
                 info.node.check_output(self.input_dim, scalar=info.parent is not None)
@@ -159,6 +165,27 @@ class Tree:
             return self
         return Tree(self.terms[:k], input_dim=self.input_dim, inputs=self.inputs, name=f"{self.name}[:{k}]",
                     params=self.params, description=f"the first {k} terms of {self.description or self.name}")
+
+    def _name_parameters(self) -> None:
+        exprs = [e for info in self.info for e in _exprs(info.node)]
+        kinds = (([e for e in exprs if isinstance(e, Linear)], lambda e: e.a, "abcdefghijklmnopqrsuvwyz"),
+                 ([e for e in exprs if isinstance(e, Bilinear) and e.A is not None], lambda e: e.A,
+                  "ABCDEFGHJKLMNOPQRSUVWXYZ"))
+        named: dict[str, np.ndarray] = {}
+        for items, value, _ in kinds:
+            for e in items:
+                if e.name is not None:
+                    if e.name in named and not np.array_equal(named[e.name], value(e)):
+                        raise ValueError(f"{self.name}: two different parameters are both named '{e.name}'")
+                    named[e.name] = value(e)
+        taken = set(named) | {"x"} | {i.node.var for i in self.info if isinstance(i.node, Reduction)}
+        for items, value, letters in kinds:
+            fresh = (n for n in itertools.chain(letters, (f"{letters[0]}{i}" for i in itertools.count(1)))
+                     if n not in taken)
+            given: list[tuple[np.ndarray, str]] = []
+            for e in (e for e in items if e.name is None):
+                e.name = next((n for arr, n in given if np.array_equal(arr, value(e))), None) or next(fresh)
+                given.append((value(e), e.name))
 
     def describe(self, index: int) -> str:
         """``'max over s (term 2)'``: a node in words."""

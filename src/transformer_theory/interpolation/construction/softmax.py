@@ -76,7 +76,7 @@ class CollapseReport:
     clean: bool
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SoftmaxTransformer(Transformer):
     """A :class:`Transformer` built by :func:`build_softmax`; ``temperature`` is the collapse layer's τ."""
 
@@ -92,6 +92,9 @@ class SoftmaxTransformer(Transformer):
     def temperature_threshold(self) -> float:
         """τ* of this dataset and seed (:mod:`.threshold`): the construction is exact for every τ ≤ τ*."""
         return self.collapse.bound.threshold
+
+    def _repr_extra(self) -> str:
+        return f", temperature={self.temperature:.3g}"
 
 
 def build_softmax(
