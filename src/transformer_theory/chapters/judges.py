@@ -296,10 +296,14 @@ JUDGES: tuple[Judge, ...] = (
 
 def chapter_claims(chapter: str, values: Mapping[str, Any], parameters: Mapping[str, Any]) -> list[Claim]:
     """The claims of ``chapter`` (a notebook's stem) judged on the ``values`` its notebook recorded and its
-    ``parameters``; a claim whose runs the profile leaves out is left out."""
+    ``parameters``; a claim whose runs or values the parameters leave out (a reader's own profile may drop the
+    configurations a judge compares) is left out."""
     out = []
     for j in (j for j in JUDGES if j.chapter == chapter):
-        judged = j.judge(values, parameters)
+        try:
+            judged = j.judge(values, parameters)
+        except (KeyError, IndexError, StopIteration, ValueError):  # a value this judge needs is not in these runs
+            judged = None
         if judged is not None:
             out.append(Claim(chapter, j.source, j.claim, j.origin, *judged))
     return out
