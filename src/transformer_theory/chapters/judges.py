@@ -302,8 +302,9 @@ def chapter_claims(chapter: str, values: Mapping[str, Any], parameters: Mapping[
     for j in (j for j in JUDGES if j.chapter == chapter):
         try:
             judged = j.judge(values, parameters)
+            claim = None if judged is None else Claim(chapter, j.source, j.claim, j.origin, *judged)
         except (KeyError, IndexError, StopIteration, ValueError):  # a value this judge needs is not in these runs
-            judged = None
-        if judged is not None:
-            out.append(Claim(chapter, j.source, j.claim, j.origin, *judged))
+            claim = None
+        if claim is not None:
+            out.append(claim)
     return out
