@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from transformer_theory.checks import positive_int
+from transformer_theory.checks import positive_int, unknown_name
 from transformer_theory.chapters.calibration import BUDGET_TOLERANCE, budget_change
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, applicable, best_over_seeds,
                                                     experiment_run, infoflow_model, seed_list, validation_curve)
@@ -27,6 +27,7 @@ from transformer_theory.chapters.intrinsic_dimension import CONFIG_NAMES
 from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10
 from transformer_theory.chapters.intrinsic_dimension import (head_configs, model_retrieval_agreement, retrieval_summary,
                                                             separation_ratios)
+from transformer_theory.chapters.parameters import param, setting
 from transformer_theory.training.store import RunStore, trained_model
 
 __all__ = ["ARMS", "CRITERION", "DEFAULTS", "DOUBLING_PREDICTION", "EXPERIMENT", "PREDICTION", "AblationParameters",
@@ -74,20 +75,21 @@ class AblationParameters:
     """The ablation's parameters: the arms (names of :data:`ARMS`), D, T, the budget and the seeds (the other
     training settings are chapter 10's)."""
 
-    arms: Sequence[str] = tuple(ARMS)
-    D: int = 2
-    seq_len: int = 8
-    steps: int = 16000
-    seeds: Sequence[int] = (0, 1)
-    double_arms: Sequence[str] = ("baseline", "wide FFN")
-    double_seeds: Sequence[int] = (0,)
+    arms: Sequence[str] = param(tuple(ARMS), "the arms to train, each a change to chapter 10's recipe")
+    D: int = param(2, "D of the target sum_{i<=D} max_{s,t} x(s)^T A_i x(t) (at least 2)")
+    seq_len: int = param(8, "sequence length T")
+    steps: int = setting("steps", 16000, "AdamW steps of each run (the budget)")
+    seeds: Sequence[int] = setting("seeds")
+    double_arms: Sequence[str] = param(("baseline", "wide FFN"), "the budget check: arms trained again with twice the "
+                                                                 "steps (empty: none)")
+    double_seeds: Sequence[int] = param((0,), "seeds of the budget check (among seeds)")
 
     def __post_init__(self) -> None:
         if isinstance(self.arms, (str, bytes)) or not isinstance(self.arms, Sequence) or not self.arms:
             raise ValueError(f"arms must be a non-empty list of arm names, got {self.arms!r}")
         unknown = [a for a in self.arms if a not in ARMS]
         if unknown:
-            raise ValueError(f"arms: unknown arm {unknown[0]!r}; valid: {', '.join(ARMS)}")
+            raise unknown_name("arm", unknown[0], ARMS, "arms: ")
         object.__setattr__(self, "arms", tuple(self.arms))
         if isinstance(self.double_arms, (str, bytes)) or not isinstance(self.double_arms, Sequence):
             raise ValueError(f"double_arms must be a list of arm names (empty: no budget check), "
@@ -115,7 +117,7 @@ DEFAULTS: dict[str, Any] = {f.name: list(v) if isinstance(v := getattr(AblationP
 def arm_settings(arm: str) -> dict[str, Any]:
     """Chapter 10's training settings with the arm's changes (``ValueError`` for an unknown arm)."""
     if arm not in ARMS:
-        raise ValueError(f"unknown arm {arm!r}; valid: {', '.join(ARMS)}")
+        raise unknown_name("arm", arm, ARMS)
     return {**{k: v for k, v in CHAPTER_10.items() if k != "train_size"}, **ARMS[arm]}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from IPython.display import Markdown
 
+from transformer_theory.checks import unknown_name
 from transformer_theory.storage.paths import project_root
 from transformer_theory.pipeline.profiles import DEFAULT_PROFILE, PROFILES
 from transformer_theory.storage.results import read_results
@@ -39,8 +40,7 @@ def run_command(notebook: str, main: Sequence[str]) -> str:
     values = {**spec.defaults, **spec.parameters}
     unknown = [name for name in main if name not in values]
     if unknown:
-        raise ValueError(f"notebook '{notebook}' has no parameter {', '.join(map(repr, unknown))}. "
-                         f"Valid parameters: {', '.join(values)}")
+        raise unknown_name("parameter", unknown[0], values, f"notebook '{notebook}': ")
     return " ".join(["python -m transformer_theory run", spec.name,
                      *(f"-p {name} {cli_value(values[name])}" for name in main)])
 
