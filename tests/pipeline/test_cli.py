@@ -94,6 +94,7 @@ def test_value_parsing() -> None:
 def test_run_writes_executed_notebook_and_results_with_provenance(tiny_project: Path) -> None:
     out = cli("run", "01_tiny", "--profile", "smoke")
     assert out.returncode == 0, out.stderr
+    assert "Kernel is running over TCP" not in out.stdout + out.stderr, "the kernel must talk over IPC sockets"
     assert (tiny_project / "build" / "executed" / "smoke" / "01_tiny.ipynb").is_file()
     data = json.loads((tiny_project / "build" / "results" / "smoke" / "01_tiny.json").read_text())
     assert data["status"] == "ok" and data["values"] == {"y": 2.0}

@@ -30,8 +30,8 @@ from transformer_theory.chapters.intrinsic_dimension import (head_configs, model
 from transformer_theory.chapters.parameters import param, setting
 from transformer_theory.training.store import RunStore, trained_model
 
-__all__ = ["ARMS", "CRITERION", "DEFAULTS", "DOUBLING_PREDICTION", "EXPERIMENT", "PREDICTION", "AblationParameters",
-           "ablation_curves", "ablation_runs", "ablation_table", "arm_settings", "budget_check_table", "claims",
+__all__ = ["ARMS", "CRITERION", "DEFAULTS", "DOUBLING_PREDICTION", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION",
+           "AblationParameters", "ablation_curves", "ablation_runs", "ablation_table", "arm_settings", "budget_check_table", "claims",
            "doubled", "doubling_check", "prediction_check", "predictions", "retrieved_terms", "runs", "tables"]
 
 #: The recipe the arms change: chapter 10's settings (width ``embed_dim_per_D`` · D, per-head dimension
@@ -284,4 +284,7 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
                        "doubling_prediction_held": doubling["held"]})
 
 
-EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, runs, predictions, tables, claims)
+#: The list parameters a profile may leave empty: ``double_arms`` (no budget check).
+OPTIONAL_PARTS = ("double_arms",)
+
+EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)

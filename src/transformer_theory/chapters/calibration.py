@@ -86,7 +86,7 @@ class CalibrationParameters:
     double_heads: Sequence[int] = param((3, 4), "the budget check: one-layer head counts trained again with twice the "
                                                 "steps (empty: none)")
     double_seq_len: int = param(16, "sequence length T of the budget check")
-    tl_heads: Sequence[int] = param((1, 2, 3, 4, 5), "head counts h of the two-layer models (P1 Table 5; empty: none)")
+    tl_heads: Sequence[int] = param((1, 2, 3, 4, 5), "head counts h of the two-layer models, P1 Table 5 (empty: none)")
     tl_seq_len: int = param(16, "sequence length T of the two-layer runs")
     tl_embed_dim: int = param(32, "width E of the two-layer models")
     tl_ffn_width: int = param(64, "hidden width of each FFN of the two-layer models")
