@@ -93,7 +93,8 @@ def _row(stem: str, profile: str, results: Path, defaults: dict[str, Any]) -> tu
 
 
 def reproducibility_page(profile: str) -> str:
-    """Markdown: per notebook, profile, status, wall time and commit; then Python and package versions."""
+    """Markdown: per notebook, profile, status, wall time, seed, overrides and commit; then Python and package
+    versions."""
     rows, versions, platform_line = [], {}, ""
     entries = load_profile(profile)
     for path in list_notebooks():
