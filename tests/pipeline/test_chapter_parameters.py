@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import fields
 from typing import Any
 
 import pytest
@@ -119,11 +118,9 @@ def test_an_empty_list_is_refused_unless_its_description_says_what_empty_means(s
         assert names(error, name), error
 
 
-def test_every_chapter_refuses_something_before_its_kernel() -> None:
-    """The parametrised rules cover every notebook, and every training chapter is one of them."""
-    assert {stem for stem, _ in NEGATIVE} == set(NOTEBOOKS) == set(PARAMETERS)
-    assert set(EXPERIMENTS) <= set(PARAMETERS)
-    assert all(f.name in cell(stem) for stem, cls in PARAMETERS.items() for f in fields(cls))
+def test_the_rules_cover_every_notebook() -> None:
+    """Every notebook has a parameters dataclass and a number the negative rule tries; every training chapter too."""
+    assert {stem for stem, _ in NEGATIVE} == set(NOTEBOOKS) == set(PARAMETERS) >= set(EXPERIMENTS)
 
 
 def test_chapter_12s_valid_configurations_are_sorted_and_the_closest_offered(no_kernel: None,
