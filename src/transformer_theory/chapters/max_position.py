@@ -48,10 +48,11 @@ class MaxPositionParameters(TrainingParameters):
     fresh samples at every step."""
 
     seq_lens: Sequence[int] = param((8, 16, 32, 64), "sequence lengths T of the retrieval runs")
-    ks: Sequence[int] = param((1, 2, 3), "numbers k of retrieved positions (one layer with k heads each)")
+    ks: Sequence[int] = param((1, 2, 3), "ranks k: the position of the k-th largest score is retrieved (one layer, "
+                                         "one head)")
     embed_dim: int = param(8, "width E of the residual stream of the retrieval models")
     head_dim: int = param(8, "per-head query/key dimension of the retrieval models")
-    two_layer_k: int = param(2, "k of the two-layer retrieval model")
+    two_layer_k: int = param(2, "rank k retrieved by the two-layer model (one head per layer)")
     steps: int = setting("steps", 5000)
     seeds: Sequence[int] = setting("seeds")
     target_seed: int = param(0, "seed of the target's random parameters")
