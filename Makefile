@@ -6,6 +6,7 @@ SHELL := bash
 PROFILE ?= book
 JOBS ?= 2
 NOTEBOOKS ?=
+LAB_ARGS ?=
 yes = $(filter 1 yes true,$(1))
 PYTHON ?= python3
 VENV := .venv
@@ -13,6 +14,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 NAMES := $(notdir $(basename $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))))
+## PROFILE must name one file params/<PROFILE>.yaml
+PROFILES := $(notdir $(basename $(sort $(wildcard params/*.yaml))))
+ifneq ($(words $(PROFILE)) $(PROFILE),1 $(filter $(PROFILES),$(PROFILE)))
+$(error PROFILE=$(PROFILE) is not a profile. Valid profiles (params/*.yaml): $(PROFILES))
+endif
 EXECUTED := $(NAMES:%=build/executed/$(PROFILE)/%.ipynb)
 SRC := $(shell find src -name '*.py' 2>/dev/null)
 
@@ -50,8 +56,9 @@ test: $(STAMP)
 	TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/executed/smoke/*.ipynb
 	$(PY) -m pytest tests/book
 
+## JupyterLab on the notebooks (as root with --allow-root); LAB_ARGS="--no-browser --port 8899": more options
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks
+	$(VENV)/bin/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 ## recompute $(PROFILE) from scratch into build/reproduce/$(PROFILE)/ (notebooks, results JSONs and a fresh run
 ## store: results/ is only read) and print the recomputed key numbers and best NMSEs against the committed ones,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from transformer_theory.checks import (boolean, finite_real, is_integer, non_negative_int, non_negative_real, one_of,
-                                       positive_int, positive_real, seed_value)
+                                       positive_int, positive_real, seed_value, unknown_name)
 
 
 @pytest.mark.parametrize("value", [1, 7, np.int64(3), np.uint8(2)])
@@ -67,3 +67,9 @@ def test_boolean_accepts_python_and_numpy_bools(value) -> None:
 def test_boolean_refuses_with_the_name(value) -> None:
     with pytest.raises(ValueError, match=r"^exact must be True or False"):
         boolean("exact", value)
+
+
+def test_an_unknown_name_is_offered_the_closest_and_the_valid_names_sorted() -> None:
+    error = unknown_name("arm", "wide FNN", ["wide heads", "baseline", "wide FFN"], "arms: ")
+    assert str(error) == "arms: unknown arm 'wide FNN'. Did you mean 'wide FFN'? Valid arms: baseline, wide FFN, wide heads"
+    assert str(unknown_name("profile", "x", [])) == "unknown profile 'x'. Valid profiles: (none)"

@@ -37,5 +37,5 @@ def test_box_command_profiles_and_times(tiny_project: Path) -> None:
 
 
 def test_box_refuses_unknown_parameters(tiny_project: Path) -> None:
-    with pytest.raises(ValueError, match="has no parameter 'y'.*Valid parameters: x, scale, label, gate"):
+    with pytest.raises(ValueError, match="unknown parameter 'y'.*Valid parameters: gate, label, scale, x"):
         run_it_yourself("01_tiny", ["x", "y"])

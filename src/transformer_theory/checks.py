@@ -7,16 +7,17 @@ One notion of integer everywhere: a :class:`numbers.Integral` that is not a ``bo
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
-from typing import Any, Collection, TypeVar
+from typing import Any, Collection, Iterable, TypeVar
 
 import numpy as np
 
 T = TypeVar("T")
 
 __all__ = ["is_integer", "is_real", "positive_int", "non_negative_int", "positive_real", "non_negative_real",
-           "finite_real", "one_of", "seed_value", "boolean"]
+           "finite_real", "one_of", "seed_value", "boolean", "unknown_name"]
 
 
 def is_integer(value: object) -> bool:
@@ -85,3 +86,12 @@ def boolean(name: str, value: object) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def unknown_name(what: str, name: object, valid: Iterable[str], where: str = "") -> ValueError:
+    """The error for ``name``, which is no valid ``what`` (``"notebook"``): ``where`` prefixes it, the closest valid
+    name is offered ("Did you mean"), and the valid names are listed sorted (the same list every time)."""
+    valid = sorted(valid)
+    close = difflib.get_close_matches(str(name), valid, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return ValueError(f"{where}unknown {what} {name!r}.{hint} Valid {what}s: {', '.join(valid) or '(none)'}")

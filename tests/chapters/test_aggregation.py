@@ -47,7 +47,7 @@ def test_registry_and_notebook_hold_the_module_experiment() -> None:
     ({"steps": 0}, "steps must be a positive integer"),
     ({"eval_every": 0}, "eval_every must be a positive integer"),
     ({"target_seed": -1}, "target_seed"),
-    ({"cost_widhts": [4]}, "did you mean 'cost_widths'"),
+    ({"cost_widhts": [4]}, "Did you mean 'cost_widths'"),
 ])
 def test_bad_parameters_are_refused_naming_the_parameter(change, message) -> None:
     with pytest.raises(ValueError, match=message):

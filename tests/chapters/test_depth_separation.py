@@ -78,7 +78,7 @@ def test_run_list_of_the_defaults() -> None:
     ({"one_layer_heads": [0]}, "one_layer_heads"),
     ({"ffn_widths": "64"}, "ffn_widths"),
     ({"width_seq_len": 1}, "width_seq_len"),
-    ({"seqlens": [8]}, "did you mean 'seq_lens'"),
+    ({"seqlens": [8]}, "Did you mean 'seq_lens'"),
     ({"seeds": []}, "seeds must be a non-empty list"),
     ({"seeds": [0, 1.5]}, r"seeds\[1\]"),
     ({"one_layer_heads": []}, "one_layer_heads must be a non-empty list"),

@@ -47,7 +47,7 @@ def test_a_tasks_cost_weighs_its_steps_by_the_size_of_a_step() -> None:
 
 
 def test_unknown_names_are_rejected() -> None:
-    with pytest.raises(ValueError, match="did you mean 'seq_len'"):
+    with pytest.raises(ValueError, match="Did you mean 'seq_len'"):
         experiment("10_intrinsic_dimension").runs({"seqlen": 8})
     with pytest.raises(ValueError, match="unknown experiment"):
         experiment("11_nothing")
@@ -144,7 +144,7 @@ def test_train_command_uses_the_profile_entry_and_the_store(tiny_project: Path) 
 def test_train_command_takes_checked_overrides(tiny_project: Path) -> None:
     store = tiny_chapter(tiny_project)
     bad = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0", "-p", "seqlen", "4")
-    assert bad.returncode == 2 and "unknown parameter 'seqlen'" in bad.stderr and "did you mean 'seq_len'" in bad.stderr
+    assert bad.returncode == 2 and "unknown parameter 'seqlen'" in bad.stderr and "Did you mean 'seq_len'" in bad.stderr
     assert not store.exists() or not list(store.glob("*.json"))  # refused before anything trained
     out = cli("train", "10_intrinsic_dimension", "--profile", "smoke", "--workers", "0", "-p", "seeds", "[1]",
               "-p", "hc_heads", "[2]")

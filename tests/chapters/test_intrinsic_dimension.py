@@ -97,7 +97,7 @@ def test_run_list_of_the_defaults() -> None:
     ({"hc_seeds": [-1]}, "hc_seeds"),
     ({"seq_len": 0}, "seq_len"),
     ({"hc_train_size": 1.5}, "hc_train_size"),
-    ({"Dvalues": [2]}, "did you mean 'D_values'"),
+    ({"Dvalues": [2]}, "Did you mean 'D_values'"),
     ({"sl_D": 1}, "sl_D"),
     ({"sl_seq_lens": []}, "sl_seq_lens"),
     ({"sl_seq_lens": [8, 0]}, "sl_seq_lens"),

@@ -7,6 +7,7 @@ true, as a long C call would), then records ``y = 2 x``.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -79,6 +80,7 @@ class Background:
     """
 
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.hold = root / "hold"
         self.pids = root / "pids"
         self.procs: list[subprocess.Popen] = []
@@ -95,7 +97,15 @@ class Background:
         return proc
 
     def hold_args(self) -> list[str]:
+        """A sweep's one-point axes ``hold`` and ``pids``."""
         return ["-p", "hold", str(self.hold), "-p", "pids", str(self.pids)]
+
+    def hold_profile(self, name: str, **values: object) -> None:
+        """The smoke profile gives the notebook ``name`` the hold file, the pid folder and ``values``: a ``run``
+        without ``-p`` writes the book's results file (``-p`` would keep it apart, under build/custom/)."""
+        entry = {"hold": str(self.hold), "pids": str(self.pids), **values}
+        lines = "".join(f"  {key}: {json.dumps(value)}\n" for key, value in entry.items())
+        (self.root / "params" / "smoke.yaml").write_text(f"01_tiny:\n  scale: 2.0\n{name}:\n{lines}")
 
     def kernels(self, count: int, timeout: float = 120) -> list[tuple[int, int]]:
         """Wait until ``count`` kernels have written their pid files; their ``(kernel, parent)`` pids."""

@@ -24,7 +24,7 @@ def test_misspelled_parameter_is_rejected_before_running(tiny_project: Path) -> 
     out = cli("run", "01_tiny", "--profile", "smoke", "-p", "scael", "3")
     assert out.returncode == 2
     assert "unknown parameter 'scael'" in out.stderr and "Did you mean 'scale'" in out.stderr
-    assert "Valid parameters: x, scale, label, gate" in out.stderr
+    assert "Valid parameters: gate, label, scale, x" in out.stderr  # sorted
     assert not (tiny_project / "build").exists(), "nothing may execute before the parameters are checked"
 
 
@@ -37,7 +37,7 @@ def test_wrongly_typed_value_is_rejected(tiny_project: Path) -> None:
 
 def test_unknown_profile_and_notebook_are_rejected(tiny_project: Path) -> None:
     out = cli("run", "01_tiny", "--profile", "smok")
-    assert out.returncode == 2 and "unknown profile 'smok'" in out.stderr and "smoke, book, paper" in out.stderr
+    assert out.returncode == 2 and "unknown profile 'smok'" in out.stderr and "book, paper, smoke" in out.stderr
     out = cli("run", "01_tinny", "--profile", "smoke")
     assert out.returncode == 2 and "unknown notebook '01_tinny'" in out.stderr and "Did you mean '01_tiny'" in out.stderr
 
@@ -92,22 +92,37 @@ def test_value_parsing() -> None:
 # --- running ---------------------------------------------------------------------------------
 
 def test_run_writes_executed_notebook_and_results_with_provenance(tiny_project: Path) -> None:
-    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "x", "3")
+    out = cli("run", "01_tiny", "--profile", "smoke")
     assert out.returncode == 0, out.stderr
-    executed = tiny_project / "build" / "executed" / "smoke" / "01_tiny.ipynb"
-    assert executed.is_file()
+    assert "Kernel is running over TCP" not in out.stdout + out.stderr, "the kernel must talk over IPC sockets"
+    assert (tiny_project / "build" / "executed" / "smoke" / "01_tiny.ipynb").is_file()
     data = json.loads((tiny_project / "build" / "results" / "smoke" / "01_tiny.json").read_text())
-    assert data["status"] == "ok" and data["values"] == {"y": 6.0}
-    assert data["parameters"] == {"x": 3, "scale": 2.0, "label": "a", "gate": ""}
-    assert data["overrides"] == {"x": 3} and data["profile"] == "smoke"
+    assert data["status"] == "ok" and data["values"] == {"y": 2.0}
+    assert data["parameters"] == {"x": 1, "scale": 2.0, "label": "a", "gate": ""}
+    assert data["overrides"] == {} and data["profile"] == "smoke"
     assert data["wall_time_s"] > 0 and data["versions"]["numpy"] and "commit" in data["git"]
     assert len(data["config_hash"]) == 16
+
+
+def test_a_run_with_overrides_is_kept_apart_from_the_book(tiny_project: Path) -> None:
+    """``-p`` writes under build/custom/<profile>/<the overrides, sorted>/, never where the book is rendered from."""
+    book = [tiny_project / "build" / "executed" / "smoke" / "01_tiny.ipynb",
+            tiny_project / "build" / "results" / "smoke" / "01_tiny.json"]
+    assert cli("run", "01_tiny", "--profile", "smoke").returncode == 0
+    before = [path.read_bytes() for path in book]
+    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "x", "3", "-p", "label", "b")
+    assert out.returncode == 0, out.stderr
+    assert [path.read_bytes() for path in book] == before, "a custom run changed the book's chapter"
+    custom = tiny_project / "build" / "custom" / "smoke" / "label=b_x=3"
+    assert (custom / "01_tiny.ipynb").is_file() and str(custom / "01_tiny.ipynb") in out.stdout
+    data = json.loads((custom / "01_tiny.json").read_text())
+    assert data["status"] == "ok" and data["values"] == {"y": 6.0} and data["overrides"] == {"x": 3, "label": "b"}
 
 
 def test_negative_numbers_and_empty_strings_are_values(tiny_project: Path) -> None:
     out = cli("run", "01_tiny", "--profile", "smoke", "-p", "scale", "-1e-3", "-p", "x", "-2", "-p", "label", "")
     assert out.returncode == 0, out.stderr
-    data = read_results(tiny_project / "build" / "results" / "smoke" / "01_tiny.json")
+    data = read_results(tiny_project / "build" / "custom" / "smoke" / "label=_scale=-0.001_x=-2" / "01_tiny.json")
     assert data["overrides"] == {"scale": -0.001, "x": -2, "label": ""} and data["values"] == {"y": 0.002}
     assert parse_value("-.inf") == -math.inf and parse_list("-1,-2.5") == [-1, -2.5]
 
@@ -130,7 +145,7 @@ def test_ctrl_c_before_a_run_started_names_no_partial_record(tiny_project: Path,
 def test_failing_notebook_reports_failure(tiny_project: Path) -> None:
     out = cli("run", "01_tiny", "--profile", "smoke", "-p", "label", "fail")
     assert out.returncode == 1 and "asked to fail" in out.stderr
-    results = tiny_project / "build" / "results" / "smoke" / "01_tiny.json"
+    results = tiny_project / "build" / "custom" / "smoke" / "label=fail" / "01_tiny.json"
     data = read_results(failed_path(results))
     assert data["status"] == "failed" and "asked to fail" in data["error"]
     assert not results.exists(), "a failed run is no result"
@@ -141,7 +156,10 @@ def test_a_failed_run_keeps_the_previous_results_byte_identical(tiny_project: Pa
     executed = tiny_project / "build" / "executed" / "smoke" / "01_tiny.ipynb"
     assert cli("run", "01_tiny", "--profile", "smoke").returncode == 0
     good = results.read_bytes(), executed.read_bytes()
-    out = cli("run", "01_tiny", "--profile", "smoke", "-p", "label", "fail")
+    profile = tiny_project / "params" / "smoke.yaml"
+    profile.write_text("01_tiny:\n  scale: 2.0\n  label: fail\n")  # the profile, not -p: the same results file
+    out = cli("run", "01_tiny", "--profile", "smoke")
+    profile.write_text("01_tiny:\n  scale: 2.0\n")
     assert out.returncode == 1
     assert (results.read_bytes(), executed.read_bytes()) == good
     assert read_results(failed_path(results))["executed_notebook"] == str(failed_path(executed))
@@ -230,14 +248,17 @@ def test_reproducibility_page_lists_each_notebook(tiny_project: Path) -> None:
     from transformer_theory.pipeline.report import reproducibility_page
 
     assert "| 01_tiny | smoke | not run |" in reproducibility_page("smoke")
-    write_json_atomic(
-        tiny_project / "build" / "results" / "smoke" / "01_tiny.json",
-        {"profile": "smoke", "status": "ok", "wall_time_s": 2.5, "seed": 7, "git": {"commit": "abcdef123456", "dirty": True},
-         "versions": {"python": "3.11.7", "numpy": "2.4.6"}, "platform": "Linux-x", "values": {}},
-    )
+    record = {"profile": "smoke", "status": "ok", "wall_time_s": 2.5, "seed": 7,
+              "parameters": {"x": 1, "scale": 2.0, "label": "a", "gate": ""},  # the profile's scale: no override
+              "git": {"commit": "abcdef123456", "dirty": True}, "versions": {"python": "3.11.7", "numpy": "2.4.6"},
+              "platform": "Linux-x", "values": {}}
+    write_json_atomic(tiny_project / "build" / "results" / "smoke" / "01_tiny.json", record)
     page = reproducibility_page("smoke")
-    assert "| [01_tiny](notebooks/01_tiny.ipynb) | smoke | ok | 2.5 | 7 | `abcdef1+` |" in page
+    assert "| [01_tiny](notebooks/01_tiny.ipynb) | smoke | ok | 2.5 | 7 | none | `abcdef1+` |" in page
     assert "| numpy | 2.4.6 |" in page and "Platform: `Linux-x`" in page
+    record["parameters"] = {"x": 3, "scale": 0.5, "label": "a", "gate": ""}  # the notebook's scale, not the profile's
+    write_json_atomic(tiny_project / "build" / "results" / "smoke" / "01_tiny.json", record)
+    assert "| 7 | scale = 0.5, x = 3 | `abcdef1+` |" in reproducibility_page("smoke")
 
 
 def test_a_notebook_knows_its_profile(tiny_project) -> None:

@@ -26,7 +26,8 @@ def test_sigkill_of_run_kills_its_kernel(tiny_project: Path) -> None:
     """The kernel holds the GIL (a long regex): ipykernel's own parent poller cannot notice the kill."""
     name = add_hold_notebook(tiny_project)
     with Background(tiny_project) as bg:
-        run = bg.start("run", name, "--profile", "smoke", *bg.hold_args(), "-p", "gil", "true")
+        bg.hold_profile(name, gil=True)
+        run = bg.start("run", name, "--profile", "smoke")
         [(kernel, parent)] = bg.kernels(1)
         assert parent == run.pid
         os.kill(run.pid, signal.SIGKILL)
@@ -35,12 +36,13 @@ def test_sigkill_of_run_kills_its_kernel(tiny_project: Path) -> None:
 
 def test_killed_rerun_keeps_the_previous_ok_record(tiny_project: Path) -> None:
     name = add_hold_notebook(tiny_project)
-    assert cli("run", name, "--profile", "smoke", "-p", "x", "1").returncode == 0
+    assert cli("run", name, "--profile", "smoke").returncode == 0
     results = results_of(tiny_project, name)
     executed = tiny_project / "build" / "executed" / "smoke" / f"{name}.ipynb"
     before = results.read_bytes(), executed.read_bytes()
     with Background(tiny_project) as bg:
-        run = bg.start("run", name, "--profile", "smoke", "-p", "x", "3", *bg.hold_args())
+        bg.hold_profile(name, x=3)  # the same results file as the first run
+        run = bg.start("run", name, "--profile", "smoke")
         [(kernel, _)] = bg.kernels(1)
         os.kill(run.pid, signal.SIGKILL)
         assert wait_for(lambda: gone(kernel), 10)
@@ -52,7 +54,8 @@ def test_killed_rerun_keeps_the_previous_ok_record(tiny_project: Path) -> None:
 def test_ctrl_c_on_run_marks_it_interrupted_and_exits_130(tiny_project: Path) -> None:
     name = add_hold_notebook(tiny_project)
     with Background(tiny_project) as bg:
-        run = bg.start("run", name, "--profile", "smoke", *bg.hold_args())
+        bg.hold_profile(name)
+        run = bg.start("run", name, "--profile", "smoke")
         [(kernel, _)] = bg.kernels(1)
         os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C at a terminal does
         _, err = run.communicate(timeout=30)
@@ -68,7 +71,8 @@ def test_ctrl_c_on_run_marks_it_interrupted_and_exits_130(tiny_project: Path) ->
 def test_an_interrupted_run_leaves_no_kernel_connection_file(tiny_project: Path) -> None:
     name = add_hold_notebook(tiny_project)
     with Background(tiny_project) as bg:
-        run = bg.start("run", name, "--profile", "smoke", *bg.hold_args())
+        bg.hold_profile(name)
+        run = bg.start("run", name, "--profile", "smoke")
         [(kernel, _)] = bg.kernels(1)
         connection = connection_file(kernel)
         assert connection.is_file() and connection.parent == results_of(tiny_project, name).parent
@@ -103,10 +107,11 @@ def test_a_kernel_is_shut_down_without_an_interrupt(monkeypatch: pytest.MonkeyPa
 def test_second_concurrent_run_of_a_notebook_is_refused(tiny_project: Path) -> None:
     name = add_hold_notebook(tiny_project)
     with Background(tiny_project) as bg:
-        first = bg.start("run", name, "--profile", "smoke", "-p", "x", "2", *bg.hold_args())
+        bg.hold_profile(name, x=2)
+        first = bg.start("run", name, "--profile", "smoke")
         bg.kernels(1)
         start = time.monotonic()
-        second = cli("run", name, "--profile", "smoke", "-p", "x", "5")
+        second = cli("run", name, "--profile", "smoke")
         assert second.returncode == 2, second.stdout + second.stderr
         assert f"notebook '{name}' [smoke] is already running (pid {first.pid})" in second.stderr
         assert time.monotonic() - start < 20, "the refusal must come before any execution"

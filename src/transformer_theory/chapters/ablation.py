@@ -20,12 +20,11 @@ is sufficient where doubling it changes its best NMSE by less than
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from transformer_theory.checks import positive_int
+from transformer_theory.checks import positive_int, unknown_name
 from transformer_theory.chapters.calibration import BUDGET_TOLERANCE, budget_change
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, applicable, best_over_seeds,
                                                     experiment_run, half_gains, infoflow_model, int_list, seed_list,
@@ -34,12 +33,13 @@ from transformer_theory.chapters.intrinsic_dimension import CONFIG_NAMES
 from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10
 from transformer_theory.chapters.intrinsic_dimension import (head_configs, model_retrieval_agreement, retrieval_summary,
                                                             separation_ratios)
+from transformer_theory.chapters.parameters import param, setting
 from transformer_theory.training.store import RunStore, trained_model
 
 __all__ = ["ARMS", "CONTROLS", "CONTROL_BAR", "CONTROL_PREDICTION", "CONTROL_REFERENCE", "CRITERION", "DEFAULTS",
-           "DOUBLING_PREDICTION", "EXPERIMENT", "PREDICTION", "AblationParameters", "ablation_curves", "ablation_runs",
-           "ablation_table", "arm_settings", "budget_check_table", "claims", "control_prediction_check", "control_rows",
-           "control_runs", "term_stages",
+           "DOUBLING_PREDICTION", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION", "AblationParameters", "ablation_curves",
+           "ablation_runs", "ablation_table", "arm_settings", "budget_check_table", "claims", "control_prediction_check",
+           "control_rows", "control_runs", "term_stages",
            "doubled", "doubling_check", "prediction_check", "predictions", "retrieved_terms", "runs", "tables"]
 
 #: The recipe the arms change: chapter 10's settings (width ``embed_dim_per_D`` · D, per-head dimension
@@ -126,25 +126,26 @@ class AblationParameters:
     """The ablation's parameters: the arms (names of :data:`ARMS`), D, T, the budget and the seeds (the other
     training settings are chapter 10's)."""
 
-    arms: Sequence[str] = tuple(ARMS)
-    D: int = 2
-    seq_len: int = 8
-    steps: int = 16000
-    seeds: Sequence[int] = (0, 1)
-    double_arms: Sequence[str] = ("baseline", "wide FFN")
-    double_seeds: Sequence[int] = (0,)
-    controls: Sequence[str] = tuple(CONTROLS)
-    control_Ds: Sequence[int] = (2, 3, 4)
-    control_seq_len: int = 8
-    control_steps: int = 32000
-    control_seeds: Sequence[int] = (0, 1)
+    arms: Sequence[str] = param(tuple(ARMS), "the arms to train, each a change to chapter 10's recipe")
+    D: int = param(2, "D of the target sum_{i<=D} max_{s,t} x(s)^T A_i x(t) (at least 2)")
+    seq_len: int = param(8, "sequence length T")
+    steps: int = setting("steps", 16000, "AdamW steps of each run (the budget)")
+    seeds: Sequence[int] = setting("seeds")
+    double_arms: Sequence[str] = param(("baseline", "wide FFN"), "the budget check: arms trained again with twice the "
+                                                                 "steps (empty: none)")
+    double_seeds: Sequence[int] = param((0,), "seeds of the budget check (among seeds)")
+    controls: Sequence[str] = param(tuple(CONTROLS), "the §4.1 controls to train (CONTROLS; empty: none)")
+    control_Ds: Sequence[int] = param((2, 3, 4), "the D values of the controls (each at least 2)")
+    control_seq_len: int = param(8, "sequence length T of the controls")
+    control_steps: int = param(32000, "AdamW steps of each control run")
+    control_seeds: Sequence[int] = param((0, 1), "seeds of the controls")
 
     def __post_init__(self) -> None:
         if isinstance(self.arms, (str, bytes)) or not isinstance(self.arms, Sequence) or not self.arms:
             raise ValueError(f"arms must be a non-empty list of arm names, got {self.arms!r}")
         unknown = [a for a in self.arms if a not in ARMS]
         if unknown:
-            raise ValueError(f"arms: unknown arm {unknown[0]!r}; valid: {', '.join(ARMS)}")
+            raise unknown_name("arm", unknown[0], ARMS, "arms: ")
         object.__setattr__(self, "arms", tuple(self.arms))
         if isinstance(self.double_arms, (str, bytes)) or not isinstance(self.double_arms, Sequence):
             raise ValueError(f"double_arms must be a list of arm names (empty: no budget check), "
@@ -163,10 +164,7 @@ class AblationParameters:
             raise ValueError(f"controls must be a list of control names (empty: no controls), got {self.controls!r}")
         unknown = [c for c in self.controls if c not in CONTROLS]
         if unknown:
-            hint = difflib.get_close_matches(str(unknown[0]), list(CONTROLS), n=1)
-            raise ValueError(f"controls: unknown control {unknown[0]!r}"
-                             + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                             + f"; valid: {', '.join(sorted(CONTROLS))}")
+            raise unknown_name("control", unknown[0], CONTROLS, "controls: ")
         object.__setattr__(self, "controls", tuple(self.controls))
         object.__setattr__(self, "control_Ds", tuple(int_list("control_Ds", self.control_Ds, low=2)))
         positive_int("control_seq_len", self.control_seq_len)
@@ -189,7 +187,7 @@ DEFAULTS: dict[str, Any] = {f.name: list(v) if isinstance(v := getattr(AblationP
 def arm_settings(arm: str) -> dict[str, Any]:
     """Chapter 10's training settings with the arm's changes (``ValueError`` for an unknown arm)."""
     if arm not in ARMS:
-        raise ValueError(f"unknown arm {arm!r}; valid: {', '.join(ARMS)}")
+        raise unknown_name("arm", arm, ARMS)
     return {**{k: v for k, v in CHAPTER_10.items() if k != "train_size"}, **ARMS[arm]}
 
 
@@ -457,4 +455,7 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
                        **{k: v for k, v in control.items() if k != "held"}, "control_prediction_held": control["held"]})
 
 
-EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, runs, predictions, tables, claims, optional=("controls",))
+#: The list parameters a profile may leave empty: ``double_arms`` (no budget check) and ``controls`` (no control).
+OPTIONAL_PARTS = ("double_arms", "controls")
+
+EXPERIMENT = Experiment("14_mechanism_ablation", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)

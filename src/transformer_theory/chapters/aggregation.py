@@ -31,9 +31,10 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
+from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, Experiment, ExperimentRun,
                                                     Results, best_over_seeds, experiment_run, infoflow_model)
-from transformer_theory.chapters.parameters import TrainingParameters, defaults, int_lists, positive_ints, seed_lists
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, param, positive_ints,
+                                                    seed_lists, setting)
 from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
@@ -43,20 +44,20 @@ class AggregationParameters(TrainingParameters):
     value is checked on construction (``ValueError`` naming the parameter). No ``train_size``: this chapter draws
     fresh samples at every step."""
 
-    positions: Sequence[int] = (1, 2, 3)
-    seq_len: int = 10
-    embed_dim: int = 16
-    head_dim: int = 16
-    steps: int = 3000
-    seeds: Sequence[int] = (0, 1)
-    cost_seq_len: int = 16
-    cost_T0s: Sequence[int] = (1, 2, 4, 8, 16)
-    cost_embed_dim: int = 4
-    cost_widths: Sequence[int] = (4, 8, 16, 32, 64)
-    cost_steps: int = 4000
-    cost_seeds: Sequence[int] = (0,)
-    target_seed: int = 0
-    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
+    positions: Sequence[int] = param((1, 2, 3), "the positions whose tokens the attention part sums (1-based)")
+    seq_len: int = param(10, "sequence length T of the attention part")
+    embed_dim: int = param(16, "width E of the residual stream of the attention part")
+    head_dim: int = param(16, "per-head query/key dimension of the attention part")
+    steps: int = setting("steps", 3000, "AdamW steps of each attention-part run")
+    seeds: Sequence[int] = setting("seeds")
+    cost_seq_len: int = param(16, "sequence length T of the cost-law part")
+    cost_T0s: Sequence[int] = param((1, 2, 4, 8, 16), "numbers T0 of coupled positions of the cost-law part")
+    cost_embed_dim: int = param(4, "width E of the cost-law models (one narrow head)")
+    cost_widths: Sequence[int] = param((4, 8, 16, 32, 64), "widths N of the encoder and the FFN in the cost-law part")
+    cost_steps: int = param(4000, "AdamW steps of each cost-law run")
+    cost_seeds: Sequence[int] = param((0,), "seeds of each cost-law configuration")
+    target_seed: int = param(0, "seed of the targets' random parameters")
+    ffn_width: int = setting("ffn_width", doc="hidden width of each FFN of the attention part")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -28,13 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from transformer_theory.checks import positive_int, positive_real, seed_value
+from transformer_theory.checks import non_negative_int, non_negative_real, positive_int, positive_real, seed_value
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import P1_SINGLE_LAYER_NMSE, P1_TWO_LAYER_NMSE_RANGE
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, RunResult,
+from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, RunResult,
                                                     applicable, best_over_seeds, experiment_run, infoflow_model,
                                                     int_list, seed_list, validation_curve)
 from transformer_theory.chapters.intrinsic_dimension import prediction
+from transformer_theory.chapters.parameters import param, setting
 from transformer_theory.training.store import RunStore
 
 __all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION",
@@ -74,29 +75,31 @@ class CalibrationParameters:
     """The chapter's parameters, the names of its notebook's ``parameters`` cell (the profiles override them);
     every value is checked on construction (``ValueError`` naming the parameter)."""
 
-    D: int = 4
-    heads: Sequence[int] = (1, 2, 3, 4, 5)
-    seq_lens: Sequence[int] = (8, 16, 32)
-    head_dim: int = 8
-    ffn_width: int = 32
-    steps: int = 30000
-    seeds: Sequence[int] = (0, 1, 2)
-    double_heads: Sequence[int] = (3, 4)
-    double_seq_len: int = 16
-    tl_heads: Sequence[int] = (1, 2, 3, 4, 5)
-    tl_seq_len: int = 16
-    tl_embed_dim: int = 32
-    tl_ffn_width: int = 64
-    tl_steps: int = 30000
-    tl_seeds: Sequence[int] = (0, 1, 2)
-    target_seed: int = 0
-    batch_size: int = TRAINING_DEFAULTS["batch_size"]
-    lr: float = TRAINING_DEFAULTS["lr"]
-    warmup: int = TRAINING_DEFAULTS["warmup"]
-    weight_decay: float = TRAINING_DEFAULTS["weight_decay"]
-    val_size: int = TRAINING_DEFAULTS["val_size"]
-    eval_every: int = TRAINING_DEFAULTS["eval_every"]
-    encoder_width: int = TRAINING_DEFAULTS["encoder_width"]
+    D: int = param(4, "D of the one-layer target sum_{i<=D} max_t a_i^T x(t) (P1 Table 2)")
+    heads: Sequence[int] = param((1, 2, 3, 4, 5), "head counts h of the one-layer models")
+    seq_lens: Sequence[int] = param((8, 16, 32), "sequence lengths T of the one-layer runs")
+    head_dim: int = param(8, "per-head dimension of the one-layer models (E = head_dim * h)")
+    ffn_width: int = setting("ffn_width", 32, "hidden width of each FFN of the one-layer models")
+    steps: int = setting("steps", 30000, "AdamW steps of each one-layer run")
+    seeds: Sequence[int] = setting("seeds", (0, 1, 2), "seeds of each one-layer configuration (the best of them is "
+                                                       "reported)")
+    double_heads: Sequence[int] = param((3, 4), "the budget check: one-layer head counts trained again with twice the "
+                                                "steps (empty: none)")
+    double_seq_len: int = param(16, "sequence length T of the budget check")
+    tl_heads: Sequence[int] = param((1, 2, 3, 4, 5), "head counts h of the two-layer models, P1 Table 5 (empty: none)")
+    tl_seq_len: int = param(16, "sequence length T of the two-layer runs")
+    tl_embed_dim: int = param(32, "width E of the two-layer models")
+    tl_ffn_width: int = param(64, "hidden width of each FFN of the two-layer models")
+    tl_steps: int = param(30000, "AdamW steps of each two-layer run")
+    tl_seeds: Sequence[int] = param((0, 1, 2), "seeds of each two-layer configuration")
+    target_seed: int = param(0, "seed of the targets' random vectors")
+    batch_size: int = setting("batch_size")
+    lr: float = setting("lr")
+    warmup: int = setting("warmup")
+    weight_decay: float = setting("weight_decay")
+    val_size: int = setting("val_size")
+    eval_every: int = setting("eval_every")
+    encoder_width: int = setting("encoder_width")
 
     def __post_init__(self) -> None:
         for name in ("D", "head_dim", "ffn_width", "steps", "double_seq_len", "tl_seq_len", "tl_embed_dim",
@@ -112,9 +115,8 @@ class CalibrationParameters:
             object.__setattr__(self, name, tuple(seed_list(name, getattr(self, name))))
         seed_value(self.target_seed, "target_seed")
         positive_real("lr", self.lr)
-        if self.warmup < 0 or self.weight_decay < 0:
-            raise ValueError(f"warmup and weight_decay must be non-negative, got {self.warmup!r}, "
-                             f"{self.weight_decay!r}")
+        non_negative_int("warmup", self.warmup)
+        non_negative_real("weight_decay", self.weight_decay)
         if self.tl_heads and max(self.tl_heads) > self.tl_embed_dim:
             raise ValueError(f"tl_heads: {max(self.tl_heads)} heads of dimension tl_embed_dim // h need "
                              f"tl_embed_dim >= h, got tl_embed_dim = {self.tl_embed_dim}")

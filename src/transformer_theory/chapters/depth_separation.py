@@ -25,10 +25,10 @@ from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results,
+from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results,
                                                     best_over_seeds, experiment_run, infoflow_model)
-from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, positive_ints,
-                                                    seed_lists)
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, param, positive_ints,
+                                                    seed_lists, setting)
 from transformer_theory.training.store import RunStore
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIO", "TARGET", "TARGET_ARGS", "DepthSeparationParameters", "claims",
@@ -47,18 +47,18 @@ class DepthSeparationParameters(TrainingParameters):
     """The chapter's parameters (the book profile's sizes; see ``params/*.yaml`` for the others), the names of its
     notebook's ``parameters`` cell; every value is checked on construction (``ValueError`` naming the parameter)."""
 
-    steps: int = 3000
-    train_size: int = TRAINING_DEFAULTS["train_size"]
-    seeds: Sequence[int] = tuple(TRAINING_DEFAULTS["seeds"])
-    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
-    seq_lens: Sequence[int] = (8, 16, 32)
-    one_layer_heads: Sequence[int] = (1, 2, 4)
-    two_layer_heads: Sequence[int] = (1, 1)
-    embed_dim: int = 32
-    head_dim: int = 8
-    ffn_widths: Sequence[int] = (16, 32, 64, 128)
-    width_seq_len: int = 16
-    width_one_layer_heads: Sequence[int] = (4,)
+    steps: int = setting("steps", 3000)
+    train_size: int = setting("train_size")
+    seeds: Sequence[int] = setting("seeds")
+    ffn_width: int = setting("ffn_width", doc="hidden width of each FFN in the sequence-length runs")
+    seq_lens: Sequence[int] = param((8, 16, 32), "sequence lengths T of the depth comparison (at least 2)")
+    one_layer_heads: Sequence[int] = param((1, 2, 4), "head counts of the one-layer models")
+    two_layer_heads: Sequence[int] = param((1, 1), "heads of the two layers of the two-layer model")
+    embed_dim: int = param(32, "width E of the residual stream")
+    head_dim: int = param(8, "per-head query/key dimension")
+    ffn_widths: Sequence[int] = param((16, 32, 64, 128), "FFN widths of the width sweep")
+    width_seq_len: int = param(16, "sequence length T of the width sweep (at least 2)")
+    width_one_layer_heads: Sequence[int] = param((4,), "head counts of the one-layer models in the width sweep")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -10,14 +10,13 @@ of the book's experiments is :data:`transformer_theory.chapters.registry.EXPERIM
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from transformer_theory.checks import positive_int, seed_value
+from transformer_theory.checks import positive_int, seed_value, unknown_name
 from transformer_theory.infoflow.efficiency import observed_efficient
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.storage.results import current_profile
@@ -98,10 +97,7 @@ class Experiment:
         values = dict(values or {})
         unknown = sorted(set(values) - set(self.defaults))
         if unknown:
-            hint = difflib.get_close_matches(unknown[0], list(self.defaults), n=1)
-            raise ValueError(f"experiment {self.name!r}: unknown parameter {unknown[0]!r}"
-                             + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                             + f"; valid: {', '.join(self.defaults)}")
+            raise unknown_name("parameter", unknown[0], self.defaults, f"experiment {self.name!r}: ")
         return {**self.defaults, **values}
 
     def runs(self, values: dict[str, Any] | None = None) -> list[ExperimentRun]:

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from transformer_theory.checks import positive_int
+from transformer_theory.checks import positive_int, unknown_name
 from transformer_theory.infoflow.efficiency import observed_efficient
 from transformer_theory.infoflow.heldout import PREDICTIONS_FILE, HeldOut, configurations, scoreboard
 from transformer_theory.models.config import TransformerConfig
@@ -30,10 +30,11 @@ from transformer_theory.models.transformer import Transformer
 from transformer_theory.storage.paths import project_root
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.store import RunStore
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, RunResult,
+from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, RunResult,
                                                     applicable, claim_name, curve_summary, experiment_run,
                                                     infoflow_model, seed_list)
-from transformer_theory.chapters.parameters import TrainingParameters, defaults, reference_step_list, seed_lists, store
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, param, reference_step_list,
+                                                    seed_lists, setting, store)
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "JOINT_PREDICTION", "OPTIONAL_PARTS", "HeldOutParameters", "STILL_LEARNING", "SEED_SPREAD", "PLATEAU",
            "SCOREBOARD_STEPS", "REFERENCE_STEPS", "BUDGET_PREDICTION", "budget_check", "budget_prediction_observed",
@@ -81,7 +82,7 @@ def selected(names: Sequence[str]) -> list[HeldOut]:
     known = {c.name for c in suite}
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"configurations: unknown held-out configuration {unknown[0]!r}; valid: {', '.join(known)}")
+        raise unknown_name("held-out configuration", unknown[0], known, "configurations: ")
     return [c for c in suite if not names or c.name in names]
 
 
@@ -122,14 +123,18 @@ class HeldOutParameters(TrainingParameters):
     default). Every value is checked on construction (``ValueError`` naming the parameter); the follow-ups are
     stored as ``(name, seeds, steps)``."""
 
-    steps: int = 2000
-    train_size: int = TRAINING_DEFAULTS["train_size"]
-    seeds: Sequence[int] = (0, 1)
-    configurations: Sequence[str] = ()
-    followups: Sequence[Sequence[Any]] = ()
-    joint_positions: Sequence[str] = ("split_positions (1,)",)
-    reference_steps: Sequence[int] = ()
-    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
+    steps: int = setting("steps", 2000, "AdamW steps of each scoreboard run")
+    train_size: int = setting("train_size")
+    seeds: Sequence[int] = setting("seeds", doc="seeds of each configuration (the criterion takes the best of two or "
+                                                "more)")
+    configurations: Sequence[str] = param((), "names of the suite's configurations to train (empty: every one)")
+    followups: Sequence[Sequence[Any]] = param((), "follow-up runs: [configuration name, [seeds], steps] entries "
+                                                   "(empty: none)")
+    joint_positions: Sequence[str] = param(("split_positions (1,)",), "positional configurations trained again with "
+                                           "(token, position) encoded jointly (empty: no model check)")
+    reference_steps: Sequence[int] = param((), "the budget check: the scoreboard's runs again at these steps (empty: "
+                                               "none)")
+    ffn_width: int = setting("ffn_width")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -42,7 +42,8 @@ from transformer_theory.training.ensemble import initial_model
 from transformer_theory.training.store import RunStore, trained_model
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, RunResult, applicable,
                                                     best_over_seeds, claim_name, experiment_run, infoflow_model)
-from transformer_theory.chapters.parameters import TrainingParameters, defaults, int_lists, positive_ints, seed_lists
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, param, positive_ints,
+                                                    seed_lists, setting)
 
 __all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
            "IntrinsicDimensionParameters", "claims", "head_configs", "head_count_runs", "head_count_table",
@@ -69,29 +70,29 @@ class IntrinsicDimensionParameters(TrainingParameters):
     ``hc_``). No ``train_size``: the intrinsic-dimension runs draw fresh samples every step. Every value is checked on
     construction (``ValueError`` naming the parameter)."""
 
-    steps: int = 16000
-    seeds: Sequence[int] = (0, 1)
-    D_values: Sequence[int] = (2, 3, 4, 5, 6)
-    seq_len: int = 16
-    head_dim: int = 16
-    embed_dim_per_D: int = 16
-    ffn_width_per_D: int = 32
-    target_seed: int = 0
-    sl_D: int = 2
-    sl_seq_lens: Sequence[int] = (8, 16, 32)
-    ls_D_values: Sequence[int] = (2, 3, 4)
-    ls_steps: int = 64000
-    ls_seeds: Sequence[int] = (0,)
-    ls_check_D: Sequence[int] = (2,)
-    ls_check_seeds: Sequence[int] = (1,)
-    hc_D: int = 4
-    hc_heads: Sequence[int] = (1, 2, 3, 4, 5)
-    hc_seq_lens: Sequence[int] = (16,)
-    hc_head_dim: int = 8
-    hc_ffn_width: int = 32
-    hc_steps: int = 3000
-    hc_train_size: int = 100_000
-    hc_seeds: Sequence[int] = (0,)
+    steps: int = setting("steps", 16000, "AdamW steps of each intrinsic-dimension and sequence-length run")
+    seeds: Sequence[int] = setting("seeds", doc="seeds of each intrinsic-dimension and sequence-length configuration")
+    D_values: Sequence[int] = param((2, 3, 4, 5, 6), "intrinsic dimensions D of the target (at least 2)")
+    seq_len: int = param(16, "sequence length T of the intrinsic-dimension runs")
+    head_dim: int = param(16, "per-head query/key dimension")
+    embed_dim_per_D: int = param(16, "width of the residual stream per unit of D (E = embed_dim_per_D * D)")
+    ffn_width_per_D: int = param(32, "hidden width of each FFN per unit of D")
+    target_seed: int = param(0, "seed of the targets' random matrices A_i and vectors a_i")
+    sl_D: int = param(2, "D of the sequence-length runs (at least 2)")
+    sl_seq_lens: Sequence[int] = param((8, 16, 32), "sequence lengths T of the sequence-length runs")
+    ls_D_values: Sequence[int] = param((2, 3, 4), "D values of the longer schedule (at least 2)")
+    ls_steps: int = param(64000, "AdamW steps of each longer-schedule run")
+    ls_seeds: Sequence[int] = param((0,), "seeds of each longer-schedule configuration")
+    ls_check_D: Sequence[int] = param((2,), "D values of the longer schedule also trained with ls_check_seeds")
+    ls_check_seeds: Sequence[int] = param((1,), "the further seeds of the D values of ls_check_D")
+    hc_D: int = param(4, "D of the single-layer head-count target sum_i max_t a_i^T x(t)")
+    hc_heads: Sequence[int] = param((1, 2, 3, 4, 5), "head counts h of the single-layer head-count runs")
+    hc_seq_lens: Sequence[int] = param((16,), "sequence lengths T of the head-count runs")
+    hc_head_dim: int = param(8, "per-head dimension of the head-count models (E = hc_head_dim * h)")
+    hc_ffn_width: int = param(32, "hidden width of each FFN of the head-count models")
+    hc_steps: int = param(3000, "AdamW steps of each head-count run")
+    hc_train_size: int = param(100_000, "training samples of each head-count run, drawn once")
+    hc_seeds: Sequence[int] = param((0,), "seeds of each head-count configuration")
 
     def __post_init__(self) -> None:
         super().__post_init__()

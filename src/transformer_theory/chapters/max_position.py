@@ -33,11 +33,11 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
-from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, TRAINING_DEFAULTS, Experiment, ExperimentRun,
+from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, Experiment, ExperimentRun,
                                                     Results, applicable, best_over_seeds, experiment_run,
                                                     infoflow_model)
-from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
-                                                    seed_lists)
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, param,
+                                                    positive_ints, seed_lists, setting)
 from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
@@ -47,22 +47,24 @@ class MaxPositionParameters(TrainingParameters):
     value is checked on construction (``ValueError`` naming the parameter). No ``train_size``: this chapter draws
     fresh samples at every step."""
 
-    seq_lens: Sequence[int] = (8, 16, 32, 64)
-    ks: Sequence[int] = (1, 2, 3)
-    embed_dim: int = 8
-    head_dim: int = 8
-    two_layer_k: int = 2
-    steps: int = 5000
-    seeds: Sequence[int] = (0, 1)
-    target_seed: int = 0
-    probe_D: int = 2
-    probe_seq_len: int = 16
-    probe_heads: Sequence[Sequence[int]] = ((2, 2), (1, 2), (2, 1), (1, 1))
-    probe_embed_dim: int = 32
-    probe_head_dim: int = 16
-    probe_steps: int = 8000
-    probe_seeds: Sequence[int] = (0,)
-    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
+    seq_lens: Sequence[int] = param((8, 16, 32, 64), "sequence lengths T of the retrieval runs")
+    ks: Sequence[int] = param((1, 2, 3), "ranks k: the position of the k-th largest score is retrieved (one layer, "
+                                         "one head)")
+    embed_dim: int = param(8, "width E of the residual stream of the retrieval models")
+    head_dim: int = param(8, "per-head query/key dimension of the retrieval models")
+    two_layer_k: int = param(2, "rank k retrieved by the two-layer model (one head per layer)")
+    steps: int = setting("steps", 5000)
+    seeds: Sequence[int] = setting("seeds")
+    target_seed: int = param(0, "seed of the target's random parameters")
+    probe_D: int = param(2, "D of the probe's target, sum_i max_{s,t} x(s)^T A_i x(t) (InfoFlow §4.1)")
+    probe_seq_len: int = param(16, "sequence length T of the probe")
+    probe_heads: Sequence[Sequence[int]] = param(((2, 2), (1, 2), (2, 1), (1, 1)),
+                                                 "head counts per layer of the probe's models")
+    probe_embed_dim: int = param(32, "width E of the probe's models")
+    probe_head_dim: int = param(16, "per-head query/key dimension of the probe's models")
+    probe_steps: int = param(8000, "AdamW steps of each probe run")
+    probe_seeds: Sequence[int] = param((0,), "seeds of each probe model")
+    ffn_width: int = setting("ffn_width")
 
     def __post_init__(self) -> None:
         super().__post_init__()

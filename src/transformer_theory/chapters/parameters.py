@@ -1,8 +1,10 @@
-"""What the parameter dataclasses of chapters 07 to 12 share: the training settings (:class:`TrainingParameters`),
-the checks their ``__post_init__`` makes (each raises ``ValueError`` naming the parameter) and the ``DEFAULTS`` dict
-derived from a dataclass.
+"""What the parameter dataclasses of the chapters share: the field of a parameter with its one-line description
+(:func:`param`, :func:`setting`, read back by :func:`descriptions`), the training settings of chapters 07 to 12
+(:class:`TrainingParameters`), the checks their ``__post_init__`` makes (each raises ``ValueError`` naming the
+parameter) and the ``DEFAULTS`` dict derived from a dataclass.
 
-A chapter's parameters are a frozen dataclass whose fields are the names of its notebook's ``parameters`` cell; a
+A chapter's parameters are a frozen dataclass whose fields are the names of its notebook's ``parameters`` cell, each
+with its default, type and description (the single source ``python -m transformer_theory list NOTEBOOK`` prints); a
 list parameter is stored as a tuple once checked (lists of lists as tuples of tuples), and :func:`defaults` gives
 them back as lists, the form the notebook's cell and the profiles hold.
 """
@@ -10,14 +12,47 @@ them back as lists, the form the notebook's cell and the profiles hold.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, fields, make_dataclass
+from dataclasses import asdict, field, fields, make_dataclass
 from typing import Any
 
 from transformer_theory.checks import non_negative_int, non_negative_real, positive_int, positive_real
 from transformer_theory.chapters.experiment import TRAINING_DEFAULTS, int_list, non_empty_list, seed_list
 
-__all__ = ["SHARED_SETTINGS", "TrainingParameters", "defaults", "int_lists", "int_rows", "positive_ints",
-           "reference_step_list", "seed_lists", "store"]
+__all__ = ["SETTING_DOCS", "SHARED_SETTINGS", "TrainingParameters", "defaults", "descriptions", "int_lists", "int_rows",
+           "param", "positive_ints", "reference_step_list", "seed_lists", "setting", "store"]
+
+#: The one-line description of each training setting of
+#: :data:`~transformer_theory.chapters.experiment.TRAINING_DEFAULTS` (:func:`setting`).
+SETTING_DOCS: dict[str, str] = {
+    "steps": "AdamW steps of each run",
+    "batch_size": "samples per AdamW step",
+    "lr": "peak learning rate (linear warm-up, then a half cosine)",
+    "warmup": "steps of the learning rate's linear warm-up",
+    "weight_decay": "AdamW's weight decay",
+    "train_size": "training samples, drawn once per run",
+    "val_size": "held-out samples of the validation NMSE",
+    "eval_every": "steps between two validation NMSEs",
+    "seeds": "seeds of each configuration (the best over them is reported)",
+    "ffn_width": "hidden width of each FFN",
+    "encoder_width": "hidden width of the two-layer ReLU token encoder",
+}
+
+
+def param(default: Any, doc: str) -> Any:
+    """The dataclass field of a parameter: its ``default`` (a list given as a tuple) and its one-line description."""
+    return field(default=default, metadata={"doc": doc})
+
+
+def setting(name: str, default: Any = None, doc: str | None = None) -> Any:
+    """The field of the training setting ``name``: ``default`` (``None``: its value in ``TRAINING_DEFAULTS``, a list as
+    a tuple) and ``doc`` (``None``: its :data:`SETTING_DOCS` line)."""
+    value = TRAINING_DEFAULTS[name] if default is None else default
+    return param(tuple(value) if isinstance(value, list) else value, SETTING_DOCS[name] if doc is None else doc)
+
+
+def descriptions(cls: type) -> dict[str, str]:
+    """Each parameter of the dataclass ``cls`` and its one-line description ("" when it has none)."""
+    return {f.name: f.metadata.get("doc", "") for f in fields(cls)}
 
 
 def store(p: Any, name: str, value: Any) -> None:
@@ -98,7 +133,7 @@ class _TrainingChecks:
 #: The frozen dataclass of :data:`SHARED_SETTINGS` (their names and defaults taken from ``TRAINING_DEFAULTS``, so
 #: they are written once) that every chapter's parameters extend; checked on construction.
 TrainingParameters = make_dataclass("TrainingParameters",
-                                    [(n, type(TRAINING_DEFAULTS[n]), TRAINING_DEFAULTS[n]) for n in SHARED_SETTINGS],
+                                    [(n, type(TRAINING_DEFAULTS[n]), setting(n)) for n in SHARED_SETTINGS],
                                     bases=(_TrainingChecks,), frozen=True, namespace={"__module__": __name__})
 
 

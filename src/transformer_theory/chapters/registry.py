@@ -28,11 +28,11 @@ the papers' targets of :mod:`~transformer_theory.infoflow.targets` and the held-
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
-from transformer_theory.chapters import (ablation, aggregation, calibration, depth_separation, heldout,
+from transformer_theory.chapters import (ablation, aggregation, calibration, computed, depth_separation, heldout,
                                          intrinsic_dimension, max_position, triangle_center)
+from transformer_theory.checks import unknown_name
 from transformer_theory.chapters.experiment import Experiment, RunResult, best_over_seeds
 from transformer_theory.infoflow import heldout as heldout_suite
 from transformer_theory.infoflow import targets
@@ -57,13 +57,31 @@ EXPERIMENTS: dict[str, Experiment] = {
     "14_mechanism_ablation": ablation.EXPERIMENT,
 }
 
+#: Every chapter's parameters dataclass, by notebook name: the single source of each parameter's default, type and
+#: description (:func:`~transformer_theory.chapters.parameters.descriptions`), checked on construction.
+PARAMETERS: dict[str, type] = {
+    "00_overview": computed.OverviewParameters,
+    "01_transformer_layers": computed.LayersParameters,
+    "02_hardmax_interpolation": computed.HardmaxParameters,
+    "03_softmax_interpolation": computed.SoftmaxParameters,
+    "04_complexity": computed.ComplexityParameters,
+    "05_tikhonov": computed.TikhonovParameters,
+    "06_infoflow_framework": computed.InfoFlowFrameworkParameters,
+    "07_depth_separation": depth_separation.DepthSeparationParameters,
+    "08_max_position_retrieval": max_position.MaxPositionParameters,
+    "09_aggregation_cost": aggregation.AggregationParameters,
+    "10_intrinsic_dimension": intrinsic_dimension.IntrinsicDimensionParameters,
+    "11_triangle_center": triangle_center.TriangleCenterParameters,
+    "12_predictions_vs_training": heldout.HeldOutParameters,
+    "13_training_recipe": calibration.CalibrationParameters,
+    "14_mechanism_ablation": ablation.AblationParameters,
+}
+
 
 def experiment(name: str) -> Experiment:
     """The experiment called ``name`` (``ValueError`` listing the valid names otherwise)."""
     if name not in EXPERIMENTS:
-        hint = difflib.get_close_matches(name, list(EXPERIMENTS), n=1)
-        raise ValueError(f"unknown experiment {name!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                         + f"; valid: {', '.join(EXPERIMENTS)}")
+        raise unknown_name("experiment", name, EXPERIMENTS)
     return EXPERIMENTS[name]
 
 

@@ -25,10 +25,10 @@ from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.store import RunStore
-from transformer_theory.chapters.experiment import (TRAINING_DEFAULTS, Experiment, ExperimentRun, Results, applicable,
+from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, applicable,
                                                     best_over_seeds, claim_name, half_gains, infoflow_model)
-from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, positive_ints,
-                                                    reference_step_list, seed_lists, store)
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, param,
+                                                    positive_ints, reference_step_list, seed_lists, setting, store)
 
 __all__ = ["DEFAULTS", "EQUAL_BUDGET_PREDICTION", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE",
            "OPTIONAL_PARTS", "STILL_LEARNING", "TriangleCenterParameters", "budget_table", "calculator_predictions",
@@ -79,15 +79,17 @@ class TriangleCenterParameters(TrainingParameters):
     """The chapter's parameters, the names of its notebook's ``parameters`` cell (the profiles override them); every
     value is checked on construction (``ValueError`` naming the parameter)."""
 
-    seq_lens: Sequence[int] = (8, 16, 32, 64)
-    configs: Sequence[Sequence[int]] = ((2, 2, 24), (4, 4, 24), (4, 4, 48))  # (h1, h2, E), InfoFlow §4.2
-    steps: int = 6000           # at every sequence length
-    squared: bool = False
-    seeds: Sequence[int] = (0,)
-    train_size: int = 50_000    # at every sequence length (the target costs T^3 comparisons a sample)
-    reference_steps: Sequence[int] = (500,)  # the budget check: every run again at these steps (empty: none)
-    reference_train_size: int = 20_000       # ... on this many samples
-    ffn_width: int = TRAINING_DEFAULTS["ffn_width"]
+    seq_lens: Sequence[int] = param((8, 16, 32, 64), "sequence lengths T")
+    configs: Sequence[Sequence[int]] = param(((2, 2, 24), (4, 4, 24), (4, 4, 48)),
+                                             "[h1, h2, E] model configurations (InfoFlow §4.2; E a multiple of h1)")
+    steps: int = setting("steps", 6000, "AdamW steps of each run, at every sequence length")
+    squared: bool = param(False, "square the norm: min ||x(t1) + x(t2) + x(t3)||^2 (one summary's form)")
+    seeds: Sequence[int] = setting("seeds", (0,))
+    train_size: int = setting("train_size", 50_000, "training samples of each run, drawn once (the target costs T^3 "
+                                                    "comparisons a sample)")
+    reference_steps: Sequence[int] = param((500,), "the budget check: every run again at these steps (empty: none)")
+    reference_train_size: int = param(20_000, "training samples of each budget-check run")
+    ffn_width: int = setting("ffn_width")
 
     def __post_init__(self) -> None:
         super().__post_init__()

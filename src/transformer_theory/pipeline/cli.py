@@ -1,8 +1,9 @@
 """Command line: ``python -m transformer_theory {run,list,sweep,report,train,reproduce,predict}``.
 
-``run`` executes one notebook under a profile with checked overrides; ``sweep`` runs a grid of
-overrides in parallel and resumes where an interrupted sweep stopped; ``list`` shows the notebooks
-and their parameters; ``report`` writes the book's reproducibility page; ``train`` trains (or reuses
+``run`` executes one notebook under a profile with checked overrides (a run with overrides is kept under
+``build/custom/``, apart from the book's folders); ``sweep`` runs a grid of overrides in parallel and resumes
+where an interrupted sweep stopped; ``list`` shows the notebooks (or one) with each parameter's default, type and
+description; ``report`` writes the book's reproducibility page; ``train`` trains (or reuses
 from the run store) the runs of a training chapter's experiment, locally or on a Dask cluster;
 ``reproduce`` recomputes a profile's results into ``build/reproduce/<profile>/`` (a fresh run store
 included), prints them against the committed ones and, with ``--accept``, copies them into
@@ -18,10 +19,11 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import fields
 from typing import Any, Sequence
 
 from transformer_theory.pipeline import calculator
-from transformer_theory.pipeline.notebooks import list_notebooks, notebook_parameters
+from transformer_theory.pipeline.notebooks import list_notebooks, notebook_key, notebook_parameters, resolve_notebook
 from transformer_theory.pipeline.parameters import parse_list, parse_value
 from transformer_theory.pipeline.processes import Interrupted, signals_raise
 from transformer_theory.pipeline.profiles import DEFAULT_PROFILE, PROFILES
@@ -58,9 +60,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("notebook", help="a name such as 00_overview, or a path to a notebook")
     run.add_argument("--profile", default=DEFAULT_PROFILE, help=f"one of {', '.join(PROFILES)} (default {DEFAULT_PROFILE})")
     run.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), help="override a parameter (YAML value)")
-    run.add_argument("--output", help="executed notebook path (default build/executed/<profile>/<notebook>.ipynb)")
+    run.add_argument("--output", help="executed notebook path (default build/executed/<profile>/<notebook>.ipynb; "
+                     "with -p: build/custom/<profile>/<overrides>/<notebook>.ipynb)")
 
-    sub.add_parser("list", help="list the notebooks with their parameters and defaults")
+    listing = sub.add_parser("list", help="list the notebooks with each parameter's default, type and description")
+    listing.add_argument("notebook", nargs="?", help="one notebook (default: every chapter)")
 
     sweep = sub.add_parser("sweep", help="run a notebook over a grid of parameter values")
     sweep.add_argument("notebook")
@@ -149,10 +153,17 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    for path in list_notebooks():
+    from transformer_theory.chapters import PARAMETERS
+    from transformer_theory.chapters.parameters import descriptions
+
+    for path in [resolve_notebook(args.notebook)] if args.notebook else list_notebooks():
+        cls = PARAMETERS.get(notebook_key(path))
+        docs = descriptions(cls) if cls else {}
+        types = {f.name: f.type if isinstance(f.type, str) else f.type.__name__ for f in fields(cls)} if cls else {}
         print(path.stem)
         for name, default in notebook_parameters(path).items():
-            print(f"    {name} = {default!r}  ({type(default).__name__})")
+            doc = f": {docs[name]}" if docs.get(name) else ""
+            print(f"    {name} = {default!r}  ({types.get(name, type(default).__name__)}){doc}")
     return 0
 
 

@@ -1,9 +1,12 @@
-"""The kernel manager of every papermill run: its kernel dies with the process that runs the notebook, and its
-connection file (which holds the kernel's key) is a path the run chooses and removes however it ends."""
+"""The kernel manager of every papermill run: its kernel dies with the process that runs the notebook, its
+connection file (which holds the kernel's key) is a path the run chooses and removes however it ends, and it talks
+to the kernel over local (IPC) sockets in a private folder: no TCP port, so no "Kernel is running over TCP without
+encryption" warning."""
 
 from __future__ import annotations
 
 import contextlib
+import tempfile
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
@@ -12,22 +15,25 @@ from jupyter_client.manager import AsyncKernelManager
 
 from transformer_theory.pipeline.processes import guarded_command, stopping
 
-_connection_file: ContextVar[Path | None] = ContextVar("connection_file", default=None)
+#: The connection file and the folder of the IPC sockets of the kernels started in :func:`connection_file_at`.
+_connection_file: ContextVar[tuple[Path, Path] | None] = ContextVar("connection_file", default=None)
 
 
 @contextlib.contextmanager
 def connection_file_at(path: Path) -> Iterator[None]:
     """Kernels started inside the block by :class:`ParentBoundKernelManager` write their connection file to
-    ``path`` (instead of a ``/tmp/tmp*.json`` nobody removes after an interrupt); it is removed on entry (left by
-    a killed run) and on exit, however the block ends."""
+    ``path`` (instead of a ``/tmp/tmp*.json`` nobody removes after an interrupt) and their IPC sockets to a private
+    temporary folder (a short path: a socket's path has at most 107 bytes); the file is removed on entry (left by
+    a killed run), both on exit, however the block ends."""
     path = path.absolute()  # the kernel runs in the notebook's folder
     path.unlink(missing_ok=True)
-    token = _connection_file.set(path)
-    try:
-        yield
-    finally:
-        _connection_file.reset(token)
-        path.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="transformer-theory-kernel-") as sockets:
+        token = _connection_file.set((path, Path(sockets)))
+        try:
+            yield
+        finally:
+            _connection_file.reset(token)
+            path.unlink(missing_ok=True)
 
 
 class ParentBoundKernelManager(AsyncKernelManager):
@@ -39,16 +45,19 @@ class ParentBoundKernelManager(AsyncKernelManager):
     graceful way takes seconds and makes ipykernel log a traceback for the cell it was running. A shutdown
     sends no SIGINT first (jupyter_client's habit: a kernel busy with a message then logs "KeyboardInterrupt
     caught in kernel" although nothing was interrupted; the notebook has finished, or the kernel is killed).
-    Inside :func:`connection_file_at`, the connection file goes to the path it names.
+    Inside :func:`connection_file_at`, the connection file goes to the path it names and the kernel listens on IPC
+    sockets in that block's folder.
     """
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         return guarded_command(super().format_kernel_cmd(extra_arguments))
 
     def write_connection_file(self, **kwargs: Any) -> None:
-        path = _connection_file.get()
-        if path is not None and not self.connection_file:
-            self.connection_file = str(path)
+        where = _connection_file.get()
+        if where is not None and not self.connection_file:
+            self.connection_file = str(where[0])
+            self.transport = "ipc"
+            self.ip = str(where[1] / "kernel")  # the sockets are kernel-<port>
         super().write_connection_file(**kwargs)
 
     async def _async_interrupt_kernel(self) -> None:  # jupyter_client 8 calls it at the start of a shutdown

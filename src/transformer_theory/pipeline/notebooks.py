@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import difflib
 import hashlib
 import re
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 import nbformat
 
+from transformer_theory.checks import unknown_name
 from transformer_theory.storage.paths import notebooks_dir
 
 #: Chapter notebooks are named ``NN_topic.ipynb``.
@@ -24,10 +24,7 @@ def list_notebooks() -> list[Path]:
 
 def unknown_notebook(name: str, where: str = "") -> ValueError:
     """The error for a name that is no chapter: ``where`` prefixes it, the closest chapter is suggested."""
-    valid = [p.stem for p in list_notebooks()]
-    close = difflib.get_close_matches(name, valid, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    return ValueError(f"{where}unknown notebook '{name}'.{hint} Valid notebooks: {', '.join(valid) or '(none)'}")
+    return unknown_name("notebook", name, [p.stem for p in list_notebooks()], where)
 
 
 def resolve_notebook(name: str) -> Path:

@@ -6,12 +6,13 @@ papermill silently ignores a misspelled parameter name; every run of this projec
 
 from __future__ import annotations
 
-import difflib
+import hashlib
 import math
+import re
 from collections.abc import Collection
 from typing import Any, Iterator
 
-from transformer_theory.checks import finite_real
+from transformer_theory.checks import finite_real, unknown_name
 from transformer_theory.pipeline import yaml12
 
 
@@ -27,6 +28,24 @@ def parse_list(text: str) -> list[Any]:
     if not values:
         raise ValueError(f"sweep values {text!r}: expected at least one value")
     return values
+
+
+#: The longest :func:`point_name` kept whole; a longer one is cut and ends in a hash of the whole.
+MAX_NAME = 100
+
+
+def point_name(point: dict[str, Any]) -> str:
+    """A readable, file-name-safe label of parameter values, e.g. ``N=10_seed=0`` (lists as ``dims=2,3``), in the
+    order given; one longer than :data:`MAX_NAME` characters is cut and ends in 8 hex digits of its whole text."""
+
+    def fmt(value: Any) -> str:
+        text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+        return re.sub(r"[^A-Za-z0-9.,+-]", "-", text)
+
+    name = "_".join(f"{k}={fmt(v)}" for k, v in point.items())
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[:MAX_NAME - 9]}-{hashlib.sha256(repr(point).encode()).hexdigest()[:8]}"
 
 
 def _floats(value: Any, where: str = "") -> Iterator[tuple[str, float]]:
@@ -100,12 +119,7 @@ def check_parameters(notebook: str, defaults: dict[str, Any], values: dict[str, 
     checked: dict[str, Any] = {}
     for name, value in values.items():
         if name not in defaults:
-            close = difflib.get_close_matches(name, list(defaults), n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise ValueError(
-                f"unknown parameter '{name}' for notebook '{notebook}'{where}.{hint} "
-                f"Valid parameters: {', '.join(defaults) or '(none)'}"
-            )
+            raise unknown_name("parameter", name, defaults, f"notebook '{notebook}'{where}: ")
         empty = name in may_be_empty and isinstance(value, (list, tuple)) and not value
         checked[name] = [] if empty else _coerce(name, notebook, defaults[name], value, where)
     return checked

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from transformer_theory.checks import unknown_name
 from transformer_theory.pipeline import yaml12
 from transformer_theory.pipeline.notebooks import list_notebooks, unknown_notebook
 from transformer_theory.storage.paths import params_dir
@@ -23,7 +24,7 @@ def load_profile(profile: str) -> dict[str, dict[str, Any]]:
     that is no chapter (a misspelled name).
     """
     if profile not in PROFILES:
-        raise ValueError(f"unknown profile '{profile}'. Valid profiles: {', '.join(PROFILES)}")
+        raise unknown_name("profile", profile, PROFILES)
     path = params_dir() / f"{profile}.yaml"
     if not path.is_file():
         raise ValueError(f"profile '{profile}': file {path} is missing")

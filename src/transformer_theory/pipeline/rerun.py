@@ -13,6 +13,7 @@ from typing import Any
 
 from IPython.display import Markdown
 
+from transformer_theory.checks import unknown_name
 from transformer_theory.storage.paths import project_root
 from transformer_theory.pipeline.profiles import DEFAULT_PROFILE, PROFILES
 from transformer_theory.storage.results import read_results
@@ -35,17 +36,22 @@ def cli_value(value: Any) -> str:
     return shlex.quote(_compact(value))
 
 
-def run_command(notebook: str, main: Sequence[str]) -> str:
-    """``python -m transformer_theory run NOTEBOOK -p NAME VALUE ...`` with the ``main`` parameters at their
-    values in the default profile; ``ValueError`` names a parameter the notebook does not have."""
+def main_values(notebook: str, main: Sequence[str]) -> dict[str, Any]:
+    """The ``main`` parameters of ``notebook`` at their values in the default profile; ``ValueError`` names a
+    parameter the notebook does not have."""
     spec = prepare_run(notebook, DEFAULT_PROFILE)
     values = {**spec.defaults, **spec.parameters}
     unknown = [name for name in main if name not in values]
     if unknown:
-        raise ValueError(f"notebook '{notebook}' has no parameter {', '.join(map(repr, unknown))}. "
-                         f"Valid parameters: {', '.join(values)}")
-    return " ".join(["python -m transformer_theory run", spec.name,
-                     *(f"-p {name} {cli_value(values[name])}" for name in main)])
+        raise unknown_name("parameter", unknown[0], values, f"notebook '{notebook}': ")
+    return {name: values[name] for name in main}
+
+
+def run_command(notebook: str, main: Sequence[str]) -> str:
+    """``python -m transformer_theory run NOTEBOOK -p NAME VALUE ...`` with the ``main`` parameters at their
+    values in the default profile (:func:`main_values`)."""
+    return " ".join(["python -m transformer_theory run", notebook,
+                     *(f"-p {name} {cli_value(value)}" for name, value in main_values(notebook, main).items())])
 
 
 def measured_seconds(spec: RunSpec) -> float | None:
@@ -68,6 +74,7 @@ def run_it_yourself(notebook: str, main: Sequence[str]) -> Markdown:
     """The box (a MyST admonition): :func:`run_command`, then per profile the parameters it sets to other
     values than the parameters cell and how long a committed run with them took."""
     command = run_command(notebook, main).replace(" -p ", " \\\n    -p ")  # one parameter a line
+    output = prepare_run(notebook, DEFAULT_PROFILE, main_values(notebook, main)).output.relative_to(project_root())
     rows = []
     for profile in PROFILES:
         spec = prepare_run(notebook, profile)
@@ -84,10 +91,11 @@ def run_it_yourself(notebook: str, main: Sequence[str]) -> Markdown:
         command,
         "```",
         "",
-        f"executes this chapter with the `{DEFAULT_PROFILE}` values of its main parameters into "
-        f"`build/executed/{DEFAULT_PROFILE}/{notebook}.ipynb`. Change them, or any other parameter, with "
-        "`-p NAME VALUE` (`-p seed 1` draws other random data; `python -m transformer_theory list` shows every "
-        "parameter); `--profile smoke` or `--profile paper` starts from another profile's values:",
+        f"executes this chapter with the `{DEFAULT_PROFILE}` values of its main parameters into `{output}` (a run "
+        "with `-p` is kept under `build/custom/`, apart from the book's chapters). Change them, or any other "
+        "parameter, with "
+        f"`-p NAME VALUE` (`-p seed 1` draws other random data; `python -m transformer_theory list {notebook}` "
+        "describes every parameter); `--profile smoke` or `--profile paper` starts from another profile's values:",
         "",
         markdown_table(rows),
         "",

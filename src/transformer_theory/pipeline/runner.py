@@ -1,8 +1,10 @@
 """Run one notebook with papermill under a profile, after checking every parameter and path first.
 
 A chapter's executed notebook goes to ``build/executed/<profile>/<notebook>.ipynb`` and its results JSON to
-``build/results/<profile>/<notebook>.json`` (values recorded by the notebook plus provenance); a notebook
-run by path is kept under ``by-path/`` (see :func:`~.notebooks.notebook_key`).
+``build/results/<profile>/<notebook>.json`` (values recorded by the notebook plus provenance), the folders the book
+is rendered from; a run with overrides (``-p``) is kept apart, under ``build/custom/<profile>/<overrides>/``
+(:func:`custom_folder`), so it never becomes the book's chapter. A notebook run by path is kept under ``by-path/``
+(see :func:`~.notebooks.notebook_key`).
 
 One run per results file at a time (:mod:`~.locks`). A run writes its notebook and record beside their
 final paths (``<path>.partial``, status ``running``) and moves them into place only when papermill has
@@ -26,7 +28,7 @@ from typing import Any
 
 from transformer_theory.pipeline.locks import results_lock
 from transformer_theory.pipeline.notebooks import notebook_key, notebook_parameters, resolve_notebook
-from transformer_theory.pipeline.parameters import check_parameters
+from transformer_theory.pipeline.parameters import check_parameters, point_name
 from transformer_theory.storage.paths import build_dir, check_writable_file
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.storage.provenance import config_hash, environment, parameters_hash, source_hash
@@ -77,7 +79,9 @@ def prepare_run(
     """Resolve and validate everything about a run; raises ``ValueError`` before anything executes.
 
     ``output`` must be a writable ``.ipynb`` path other than the notebook itself; unless ``results`` is
-    given, the results JSON goes beside it.
+    given, the results JSON goes beside it. Without ``output``, a run with ``overrides`` goes to
+    :func:`custom_folder`, one without to the book's ``build/executed/<profile>/`` and ``build/results/<profile>/``.
+    The parameters are checked by the chapter's parameters dataclass (:func:`check_chapter`).
     """
     profile_map = load_profile(profile)
     path = resolve_notebook(notebook)
@@ -87,15 +91,23 @@ def prepare_run(
     from_profile = check_parameters(path.stem, defaults, profile_map.get(path.stem, {}), source=f"params/{profile}.yaml",
                                     may_be_empty=optional)
     from_cli = check_parameters(path.stem, defaults, overrides or {}, source="-p", may_be_empty=optional)
+    if output is None and from_cli:  # a custom run: never where the book is rendered from
+        output = custom_folder(profile, from_cli) / f"{key}.ipynb"
     if results is None:  # a custom output keeps its results JSON beside it
         results = Path(output).with_suffix(".json") if output else build_dir() / "results" / profile / f"{key}.json"
     output = Path(output) if output else build_dir() / "executed" / profile / f"{key}.ipynb"
-    check_training_chapter(path.stem, {**defaults, **from_profile, **from_cli})
+    check_chapter(key, {**defaults, **from_profile, **from_cli})
     check_writable_file(output, "--output", ".ipynb")
     check_writable_file(results, "results file", ".json")
     if output.resolve() == path:
         raise ValueError(f"--output {output} is the notebook being run: papermill would overwrite it")
     return RunSpec(path, profile, {**from_profile, **from_cli}, defaults, output, Path(results), key, dict(from_cli))
+
+
+def custom_folder(profile: str, overrides: dict[str, Any]) -> Path:
+    """Where a run of ``profile`` with command-line ``overrides`` is kept: ``build/custom/<profile>/<name>/``, the name
+    readable and stable (the overrides sorted by name, :func:`~.parameters.point_name`: ``N=9_d=4``)."""
+    return build_dir() / "custom" / profile / point_name(dict(sorted(overrides.items())))
 
 
 def optional_parameters(stem: str) -> tuple[str, ...]:
@@ -106,14 +118,20 @@ def optional_parameters(stem: str) -> tuple[str, ...]:
     return EXPERIMENTS[stem].optional if stem in EXPERIMENTS else ()
 
 
-def check_training_chapter(stem: str, parameters: dict[str, Any]) -> None:
-    """Build the runs of the training chapter ``stem`` (if it is one) from its ``parameters``, so that a value its
-    experiment refuses (an empty list of seeds, a width that is no list) fails before the kernel starts."""
-    from transformer_theory.chapters import EXPERIMENTS
+def check_chapter(key: str, parameters: dict[str, Any]) -> None:
+    """Build the parameters dataclass of the chapter ``key`` (if it is one) from its ``parameters``, and a training
+    chapter's runs, so that a value it refuses (a negative size, an empty list of seeds, a width that is no list)
+    fails, naming the parameter, before the kernel starts."""
+    from transformer_theory.chapters import EXPERIMENTS, PARAMETERS
 
-    if stem in EXPERIMENTS:
-        experiment = EXPERIMENTS[stem]
-        experiment.runs({name: value for name, value in parameters.items() if name in experiment.defaults})
+    try:
+        if key in PARAMETERS:
+            PARAMETERS[key](**parameters)
+        if key in EXPERIMENTS:
+            experiment = EXPERIMENTS[key]
+            experiment.runs({name: value for name, value in parameters.items() if name in experiment.defaults})
+    except ValueError as exc:
+        raise ValueError(f"notebook '{key}': {exc}") from None
 
 
 def _now() -> str:

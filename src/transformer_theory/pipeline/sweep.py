@@ -23,7 +23,6 @@ import contextlib
 import itertools
 import multiprocessing
 import os
-import re
 import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from tqdm.auto import tqdm
 
 from transformer_theory.checks import positive_int
 from transformer_theory.pipeline.locks import results_lock
+from transformer_theory.pipeline.parameters import point_name
 from transformer_theory.storage.paths import build_dir, check_writable_folder
 from transformer_theory.pipeline.processes import worker_initializer
 from transformer_theory.storage.results import read_results
@@ -44,16 +44,6 @@ def grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
     """The Cartesian product of the grid, in the order the names were given."""
     names = list(grid)
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
-
-
-def point_name(point: dict[str, Any]) -> str:
-    """A file-name-safe label of a grid point, e.g. ``N=10_seed=0``."""
-
-    def fmt(value: Any) -> str:
-        text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
-        return re.sub(r"[^A-Za-z0-9.,+-]", "-", text)
-
-    return "_".join(f"{k}={fmt(v)}" for k, v in point.items())
 
 
 @dataclass
