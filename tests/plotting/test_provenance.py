@@ -1,4 +1,4 @@
-"""The provenance line under every figure, the readable log axes and the legend of the stage figure."""
+"""The provenance line under every figure and the readable log axes."""
 
 import matplotlib
 
@@ -9,10 +9,7 @@ from matplotlib.ticker import LogLocator  # noqa: E402
 from IPython.core.display import HTML  # noqa: E402
 
 from transformer_theory.chapters.experiment import RunResult  # noqa: E402
-from transformer_theory.interpolation import build_interpolator  # noqa: E402
-from transformer_theory.interpolation.examples import toy_dataset  # noqa: E402
 from transformer_theory.plotting import provenance as module  # noqa: E402
-from transformer_theory.plotting.interpolation import plot_stages, plot_trajectories  # noqa: E402
 from transformer_theory.plotting.provenance import Provenance, show  # noqa: E402
 from transformer_theory.plotting.style import readable_log_ticks  # noqa: E402
 
@@ -80,20 +77,4 @@ def test_log_axes_below_a_decade_get_plain_ticks() -> None:
     assert not narrow.get_yticklabels(minor=True)
     assert all("10^" in t.get_text() for t in wide.get_yticklabels())  # a decade or more: powers of ten
     assert isinstance(fixed.yaxis.get_major_locator(), LogLocator)  # base 2: untouched
-    plt.close(fig)
-
-
-def test_the_stage_figure_says_the_diamonds_are_the_targets() -> None:
-    toy = toy_dataset()
-    model = build_interpolator(toy, seed=0)
-    fig = plot_stages(model.stage_states(toy.inputs), toy.targets)
-    labels = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
-    labels += [t.get_text() for legend in fig.legends for t in legend.get_texts()]
-    n = len(toy.targets)
-    assert [f"$Y^{{{j + 1}}}$ (target)" for j in range(n)] == [t for t in labels if "target" in t]
-    assert [f"$X^{{{j + 1}}}$" for j in range(n)] == [t for t in labels if t.startswith("$X")]
-    plt.close(fig)
-    fig = plot_trajectories(model, toy)
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["input token", "target token",
-                                                                            "path through the blocks"]
     plt.close(fig)

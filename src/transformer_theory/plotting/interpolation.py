@@ -51,11 +51,13 @@ def plot_tie_geometry(X: np.ndarray, outputs: np.ndarray, ax: plt.Axes | None = 
     tied = np.flatnonzero(np.isclose(scores, scores.max(), rtol=0, atol=1e-12)) + 1
     t = np.linspace(-1.5, 2.8, 2)
     ax.plot(t * q[0], t * q[1], "k--", lw=1, label=r"span$(A x_1)$")
+    labelled = set()
     for i, x in enumerate(X[1:], start=1):
         foot = (x @ q) * q
         ax.plot([x[0], foot[0]], [x[1], foot[1]], color="0.6", lw=0.8)
-        colour = "tab:red" if i in tied else "tab:green"
-        ax.scatter(*x, color=colour, zorder=3)
+        colour, label = ("tab:red", "tied maximisers") if i in tied else ("tab:green", "other tokens")
+        ax.scatter(*x, color=colour, zorder=3, label=None if label in labelled else label)
+        labelled.add(label)
         ax.annotate(f"$x_{i + 1}$", x, textcoords="offset points", xytext=(5, 4))
     ax.plot(*X[tied].T, color="tab:red", lw=1.5)
     ax.scatter(*X[0], color="tab:blue", zorder=3)
@@ -167,8 +169,9 @@ def plot_separation(model: Transformer, dataset: SequenceDataset, block: int = 0
     half = ff.eps / np.linalg.norm(ff.u)
     for sign in (-1, 1):
         line = moved + sign * half * u + np.outer([-4, 4], normal)
-        axes[0].plot(*line.T, color="tab:green", lw=0.8)
-    axes[0].scatter(*moved, s=260, facecolor="none", edgecolor="tab:red", linewidths=1.5, zorder=4)
+        axes[0].plot(*line.T, color="tab:green", lw=0.8, label="hat window" if sign < 0 else None)
+    axes[0].scatter(*moved, s=260, facecolor="none", edgecolor="tab:red", linewidths=1.5, zorder=4,
+                    label="token moved")
     jitter = 0.02 * np.ptp(np.concatenate(after_sa), axis=0).max()
     for ax, seqs, title in zip(axes, (before, after_ff, after_sa), ("(a) input", "(b) after FF", "(c) after SA")):
         draw_tokens(ax, seqs, jitter=jitter)
@@ -205,6 +208,7 @@ def plot_leader_selection(model: Transformer, dataset: SequenceDataset) -> plt.F
         ax.axvline(0, color="0.7", lw=0.6)
         ax.set_title(title)
         ax.set_aspect("equal")
+    axes[1].legend(loc="lower right")
     fig.tight_layout()
     return fig
 
