@@ -4,9 +4,9 @@ Every math element is typeset by the offline MathJax, with no error node and no 
 the text outside code shows no raw Markdown or TeX (TeX delimiters, table rows, ``**bold**``, ``$…$``); every
 image loaded; no console errors; every internal link (and its #anchor) resolves; every chapter ends with its
 "Run it yourself" box; every figure of a chapter has its provenance line under it
-(:mod:`transformer_theory.plotting.provenance`); no page cites the project's internal notes; no table or figure is wider than its column or
-reaches past the window, and no page scrolls sideways, at a 1 280-pixel window. A full-page screenshot of each page
-goes to build/screenshots/.
+(:mod:`transformer_theory.plotting.provenance`); no page cites the project's internal notes; no table or figure
+is wider than its column or reaches past the window, and no page scrolls sideways, at a 1 280-pixel window. A
+full-page screenshot of each page goes to build/screenshots/.
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ TOO_WIDE = """() => {
         const column = el.parentElement, style = getComputedStyle(column), box = el.getBoundingClientRect();
         const width = column.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
         return box.width > width + 1 ? [`${name(el)}: ${Math.round(box.width)} px in a ${Math.round(width)} px column`]
-            : box.right > window_width + 1 ? [`${name(el)}: reaches ${Math.round(box.right)} px of ${window_width}`] : [];
+            : box.right > window_width + 1 ? [`${name(el)}: reaches ${Math.round(box.right)} px of ${window_width}`]
+            : [];
     });
 }"""
 
@@ -179,7 +180,7 @@ def test_prose_and_typeset_tex_are_not_flagged() -> None:
 
 
 def test_width_rules_catch_wide_content(browser) -> None:
-    """A table scrolling inside its 300-pixel wrapper, a figure forced wider than its column, a block past the window."""
+    """A table scrolling inside its 300-pixel wrapper, a figure wider than its column, a figure past the window."""
     page = browser.new_page(viewport={"width": 800, "height": 600})
     figure = "data:image/svg+xml," + quote('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>')
     page.set_content(f"""<main>

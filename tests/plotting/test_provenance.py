@@ -72,7 +72,7 @@ def test_log_axes_below_a_decade_get_plain_ticks() -> None:
     fixed.loglog([2, 4], [1.0, 1.04], base=2)
     readable_log_ticks(fig)
     fig.canvas.draw()
-    labels = [t.get_text() for t in narrow.get_yticklabels() if t.get_position()[1] and 1 <= t.get_position()[1] <= 1.04]
+    labels = [t.get_text() for t in narrow.get_yticklabels() if 1 <= t.get_position()[1] <= 1.04]
     assert labels and all("10^" not in t and "times" not in t for t in labels), labels
     assert not narrow.get_yticklabels(minor=True)
     assert all("10^" in t.get_text() for t in wide.get_yticklabels())  # a decade or more: powers of ten
