@@ -3,8 +3,10 @@
 Every math element is typeset by the offline MathJax, with no error node and no doubled backslash in its TeX;
 the text outside code shows no raw Markdown or TeX (TeX delimiters, table rows, ``**bold**``, ``$…$``); every
 image loaded; no console errors; every internal link (and its #anchor) resolves; every chapter ends with its
-"Run it yourself" box; no page cites the project's internal notes. A full-page screenshot of each page goes to
-build/screenshots/.
+"Run it yourself" box; every figure of a chapter has its provenance line under it
+(:mod:`transformer_theory.plotting.provenance`); no page cites the project's internal notes; no table or figure
+is wider than its column or reaches past the window, and no page scrolls sideways, at a 1 280-pixel window. A
+full-page screenshot of each page goes to build/screenshots/.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
-from urllib.parse import unquote, urldefrag, urlparse
+from urllib.parse import quote, unquote, urldefrag, urlparse
 
 import pytest
 
@@ -53,6 +55,28 @@ TEXT_OUTSIDE_CODE = """root => {
     return texts;
 }"""
 
+#: Tables and figures wider than the content box of their container (a table that scrolls inside its wrapper), or
+#: reaching past the window's right edge.
+TOO_WIDE = """() => {
+    const window_width = document.documentElement.clientWidth;
+    const name = el => el.tagName === "IMG" ? `figure ${el.getAttribute("src").split("/").pop().slice(0, 12)}`
+        : `table "${el.innerText.trim().slice(0, 40)}"`;
+    return Array.from(document.querySelectorAll("main table, main img")).flatMap(el => {
+        const column = el.parentElement, style = getComputedStyle(column), box = el.getBoundingClientRect();
+        const width = column.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        return box.width > width + 1 ? [`${name(el)}: ${Math.round(box.width)} px in a ${Math.round(width)} px column`]
+            : box.right > window_width + 1 ? [`${name(el)}: reaches ${Math.round(box.right)} px of ${window_width}`]
+            : [];
+    });
+}"""
+
+#: Figures of cell outputs not followed, in their cell, by a provenance line before the next figure.
+WITHOUT_PROVENANCE = """() => Array.from(document.querySelectorAll("main .cell_output img")).filter(img => {
+    const items = Array.from(img.closest(".cell").querySelectorAll(".cell_output img, .figure-provenance"));
+    const next = items[items.indexOf(img) + 1];
+    return !(next && next.classList.contains("figure-provenance"));
+}).map(img => img.getAttribute("src").split("/").pop().slice(0, 16))"""
+
 LAST_CELL_BOX = """title => {
     const cells = document.querySelectorAll("main .cell");
     const last = cells.length ? cells[cells.length - 1] : null;
@@ -76,6 +100,9 @@ class RenderedPage:
     broken_images: list[str]
     links: list[str]
     last_cell_box: str | None
+    too_wide: list[str]
+    page_overflow: int
+    without_provenance: list[str]
 
 
 @pytest.fixture(scope="session")
@@ -122,6 +149,9 @@ def _visit(browser, url: str, page_path: str) -> RenderedPage:
         ),
         links=page.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))"),
         last_cell_box=page.evaluate(LAST_CELL_BOX, BOX_TITLE),
+        too_wide=page.evaluate(TOO_WIDE),
+        page_overflow=page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth"),
+        without_provenance=page.evaluate(WITHOUT_PROVENANCE),
     )
     page.close()
     return result
@@ -147,6 +177,35 @@ def test_raw_markup_is_recognised(text: str, kind: str) -> None:
 def test_prose_and_typeset_tex_are_not_flagged() -> None:
     assert not raw_markup(["a | b", "|x| < 1 and |y| ≤ N − 1", "x ** 2", "costs 5 $ or 6 $", "2 ** 3 = 8"])
     assert [bool(DOUBLED_BACKSLASH.search(t)) for t in ("vv^\\\\top", "\\le N - 1", "a \\\\ b")] == [True, False, False]
+
+
+def test_width_rules_catch_wide_content(browser) -> None:
+    """A table scrolling inside its 300-pixel wrapper, a figure wider than its column, a figure past the window."""
+    page = browser.new_page(viewport={"width": 800, "height": 600})
+    figure = "data:image/svg+xml," + quote('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>')
+    page.set_content(f"""<main>
+        <div style="width: 300px; overflow-x: auto"><table><tr>{'<td>wide_cell_text</td>' * 30}</tr></table></div>
+        <div style="width: 300px"><img src="{figure}" style="width: 500px"></div>
+        <div style="width: 300px"><table><tr><td>fits</td></tr></table></div>
+        <div style="margin-left: 700px; width: 300px"><img src="{figure}" style="width: 200px"></div></main>""")
+    too_wide = page.evaluate(TOO_WIDE)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    page.close()
+    assert [w.split()[0] for w in too_wide] == ["table", "figure", "figure"], too_wide
+    assert all("in a 300 px column" in w for w in too_wide[:2]) and "reaches 908 px of 800" in too_wide[2], too_wide
+    assert overflow > 0
+
+
+def test_the_provenance_rule_finds_a_figure_without_its_line(browser) -> None:
+    page = browser.new_page()
+    figure = '<div class="cell_output"><img src="x/{}.png"></div>'
+    line = '<p class="figure-provenance">Computed in this page</p>'
+    page.set_content(f"""<main><div class="cell">{figure.format("first")}{line}{figure.format("second")}</div>
+        <div class="cell">{figure.format("third")}</div><div class="cell">{line}</div>
+        <div class="cell">{figure.format("fourth")}<details class="figure-provenance"></details></div></main>""")
+    missing = page.evaluate(WITHOUT_PROVENANCE)
+    page.close()
+    assert missing == ["second.png", "third.png"]
 
 
 def test_book_has_pages(book_html: Path) -> None:
@@ -200,6 +259,19 @@ def test_chapter_ends_with_run_it_yourself(page_path: str, rendered) -> None:
     stem = Path(page_path).stem
     assert box is not None, f"{page_path}: the last cell shows no '{BOX_TITLE}' box"
     assert f"python -m transformer_theory run {stem}" in box, f"{page_path}: the box does not run {stem}: {box[:200]}"
+
+
+@pytest.mark.parametrize("page_path", CONTENT_PAGES)
+def test_tables_and_figures_fit_the_page(page_path: str, rendered) -> None:
+    page = rendered(page_path)
+    assert not page.too_wide, f"{page_path}: wider than their column: {page.too_wide}"
+    assert page.page_overflow <= 0, f"{page_path}: the page scrolls sideways by {page.page_overflow} px"
+
+
+@pytest.mark.parametrize("page_path", CHAPTERS)
+def test_every_figure_has_its_provenance_line(page_path: str, rendered) -> None:
+    missing = rendered(page_path).without_provenance
+    assert not missing, f"{page_path}: figures without the provenance line under them: {missing}"
 
 
 def check_internal_link(page_path: str, href: str, root: Path) -> None:

@@ -78,7 +78,7 @@ def plot_information_flow(prop: Propagation, X: np.ndarray, *, ax=None, title: s
 
     n_cls = len(prop.info_set(CLS, L))
     ax.annotate(f"|I(CLS,{L})| = {n_cls}", (xc, L), xytext=(-8, 9), textcoords="offset points",
-                ha="right", fontsize=8)
+                ha="right", fontsize=9)
     ax.set_xticks(list(range(1, T + 1)) + [xc])
     ax.set_xticklabels([str(t) if T <= 16 or t % 4 == 1 else "" for t in range(1, T + 1)] + ["CLS"])
     ax.set_yticks(range(L + 1))
@@ -87,7 +87,7 @@ def plot_information_flow(prop: Propagation, X: np.ndarray, *, ax=None, title: s
     ax.set_ylim(-0.4, L + 0.6)
     ax.grid(False)
     if handles:
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title(title if title is not None else f"{target.name}, heads {arch.heads}, T = {T}")
     return ax
 

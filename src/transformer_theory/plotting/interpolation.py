@@ -16,7 +16,7 @@ from transformer_theory.interpolation.arithmetic import to_float
 from transformer_theory.interpolation.construction.geometry import BOX_HIGH, BOX_LOW, below_box
 from transformer_theory.interpolation.dataset import SequenceDataset
 from transformer_theory.interpolation.transformer import Transformer
-from transformer_theory.plotting.style import sequence_style
+from transformer_theory.plotting.style import MARKERS, sequence_style
 
 TARGET = {"marker": "D", "s": 110, "alpha": 0.3, "edgecolor": "k", "linewidths": 0.6}
 
@@ -27,7 +27,8 @@ def _axes(ax: plt.Axes | None, figsize=(4, 4)) -> plt.Axes:
 
 def draw_tokens(ax: plt.Axes, sequences: Sequence[np.ndarray], targets: Sequence[np.ndarray] | None = None,
                 size: float = 40, jitter: float = 0.0) -> None:
-    """Scatter each sequence in its colour and marker (Figs. 5-7), targets as translucent diamonds.
+    """Scatter each sequence in its colour and marker (Figs. 5-7), targets as large translucent diamonds of the
+    same colour (legend labels ``X^j`` and ``Y^j (target)``).
 
     ``jitter`` offsets sequence j by ``j·jitter`` along the first axis so that shared tokens stay visible.
     """
@@ -38,7 +39,7 @@ def draw_tokens(ax: plt.Axes, sequences: Sequence[np.ndarray], targets: Sequence
                    edgecolor="k", linewidths=0.4, zorder=3, label=f"$X^{{{j + 1}}}$")
         if targets is not None:
             Y = to_float(targets[j])
-            ax.scatter(Y[:, 0], Y[:, 1], color=style["color"], zorder=2, **TARGET)
+            ax.scatter(Y[:, 0], Y[:, 1], color=style["color"], zorder=2, label=f"$Y^{{{j + 1}}}$ (target)", **TARGET)
 
 
 def plot_tie_geometry(X: np.ndarray, outputs: np.ndarray, ax: plt.Axes | None = None) -> plt.Figure:
@@ -50,11 +51,13 @@ def plot_tie_geometry(X: np.ndarray, outputs: np.ndarray, ax: plt.Axes | None = 
     tied = np.flatnonzero(np.isclose(scores, scores.max(), rtol=0, atol=1e-12)) + 1
     t = np.linspace(-1.5, 2.8, 2)
     ax.plot(t * q[0], t * q[1], "k--", lw=1, label=r"span$(A x_1)$")
+    labelled = set()
     for i, x in enumerate(X[1:], start=1):
         foot = (x @ q) * q
         ax.plot([x[0], foot[0]], [x[1], foot[1]], color="0.6", lw=0.8)
-        colour = "tab:red" if i in tied else "tab:green"
-        ax.scatter(*x, color=colour, zorder=3)
+        colour, label = ("tab:red", "tied maximisers") if i in tied else ("tab:green", "other tokens")
+        ax.scatter(*x, color=colour, zorder=3, label=None if label in labelled else label)
+        labelled.add(label)
         ax.annotate(f"$x_{i + 1}$", x, textcoords="offset points", xytext=(5, 4))
     ax.plot(*X[tied].T, color="tab:red", lw=1.5)
     ax.scatter(*X[0], color="tab:blue", zorder=3)
@@ -132,10 +135,17 @@ def plot_stages(states: dict[str, list[np.ndarray]], targets: Sequence[np.ndarra
         draw_tokens(ax, seqs, targets if name in ("input", "interpolation") else None)
         ax.set_title(name.replace("_", " "))
         ax.set_aspect("equal", adjustable="datalim")
-    for ax in axes.flat[len(states):]:
-        ax.remove()
-    axes[0, 0].legend(loc="best")
-    fig.tight_layout()
+    spare = axes.flat[len(states):]
+    for ax in spare:
+        ax.axis("off")
+    # the legend (inputs X^j and the big diamonds, their targets Y^j) in a spare panel, else under the panels
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if len(spare):
+        spare[0].legend(handles, labels, loc="center")
+        fig.tight_layout()
+    else:
+        fig.tight_layout(rect=(0, 0.4 / fig.get_figheight(), 1, 1))
+        fig.legend(handles, labels, loc="lower center", ncol=len(labels))
     return fig
 
 
@@ -159,8 +169,9 @@ def plot_separation(model: Transformer, dataset: SequenceDataset, block: int = 0
     half = ff.eps / np.linalg.norm(ff.u)
     for sign in (-1, 1):
         line = moved + sign * half * u + np.outer([-4, 4], normal)
-        axes[0].plot(*line.T, color="tab:green", lw=0.8)
-    axes[0].scatter(*moved, s=260, facecolor="none", edgecolor="tab:red", linewidths=1.5, zorder=4)
+        axes[0].plot(*line.T, color="tab:green", lw=0.8, label="hat window" if sign < 0 else None)
+    axes[0].scatter(*moved, s=260, facecolor="none", edgecolor="tab:red", linewidths=1.5, zorder=4,
+                    label="token moved")
     jitter = 0.02 * np.ptp(np.concatenate(after_sa), axis=0).max()
     for ax, seqs, title in zip(axes, (before, after_ff, after_sa), ("(a) input", "(b) after FF", "(c) after SA")):
         draw_tokens(ax, seqs, jitter=jitter)
@@ -197,12 +208,14 @@ def plot_leader_selection(model: Transformer, dataset: SequenceDataset) -> plt.F
         ax.axvline(0, color="0.7", lw=0.6)
         ax.set_title(title)
         ax.set_aspect("equal")
+    axes[1].legend(loc="lower right")
     fig.tight_layout()
     return fig
 
 
 def plot_trajectories(model: Transformer, dataset: SequenceDataset, ax: plt.Axes | None = None) -> plt.Figure:
-    """Every token's path through the blocks (first two coordinates), with stage boundaries marked."""
+    """Every token's path through the blocks (first two coordinates), from its input (the sequence's marker) to
+    its target (a large diamond), in its sequence's colour."""
     ax = _axes(ax, figsize=(6, 5))
     for j, path in enumerate(model.trace(dataset.inputs)):
         style = sequence_style(j)
@@ -210,7 +223,11 @@ def plot_trajectories(model: Transformer, dataset: SequenceDataset, ax: plt.Axes
             ax.plot(path[:, i, 0], path[:, i, 1], color=style["color"], lw=0.7, alpha=0.6)
         ax.scatter(*path[0].T, color=style["color"], marker=style["marker"], s=25, edgecolor="k", linewidths=0.3)
         ax.scatter(*to_float(dataset.targets[j]).T, color=style["color"], **TARGET)
+    ax.scatter([], [], color="0.6", edgecolor="k", linewidths=0.3, marker=MARKERS[0], s=25, label="input token")
+    ax.scatter([], [], color="0.6", **TARGET, label="target token")
+    ax.plot([], [], color="0.6", lw=0.7, label="path through the blocks")
+    ax.legend(loc="best", fontsize=8)
     ax.set_aspect("equal", adjustable="datalim")
-    ax.set_title("token trajectories through the blocks")
+    ax.set_title("token trajectories through the blocks (colour: sequence)")
     return ax.figure
 

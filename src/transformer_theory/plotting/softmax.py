@@ -45,6 +45,10 @@ def plot_collapse(model: SoftmaxTransformer, dataset: SequenceDataset) -> plt.Fi
             ax.add_patch(Circle(tuple(c * w), bound.deltas[i], fill=False, ls=":", color="k"))
     t = np.linspace(-1.2, 1.2, 2) * np.abs(np.concatenate(before)).max() * np.sqrt(2)
     ax.plot(t * w[0], t * w[1], "k--", lw=0.8, label=r"$\mathbb{R}w$")
+    ax.scatter([], [], color="0.6", s=30, alpha=0.3, label="before the collapse (faded)")
+    ax.plot([], [], color="0.75", lw=0.6, label="each token's move")
+    if any(c > 0 for c in images):
+        ax.plot([], [], ls=":", color="k", label=r"ball $B_\delta$ around a leader's projection")
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(rf"softmax collapse at $\tau$ = {model.temperature:.3g} ($\tau^*$ = {model.temperature_threshold:.3g})")
     ax.legend(loc="upper left", fontsize=8)

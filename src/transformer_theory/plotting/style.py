@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import matplotlib as mpl
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
 #: Paper A's figures (decoded from the official figure files): sequence 1 sky-blue circles, sequence 2 green
 #: stars, sequence 3 orange triangles; then the rest.
@@ -34,3 +36,21 @@ def use_style() -> None:
 def sequence_style(j: int) -> dict:
     """Colour and marker of sequence ``j`` (0-based), consistent across every figure of the book."""
     return {"color": PALETTE[j % len(PALETTE)], "marker": MARKERS[j % len(MARKERS)]}
+
+
+def readable_log_ticks(fig: plt.Figure) -> None:
+    """Give every base-10 log axis of ``fig`` that spans less than a decade plain ticks (``1.05``, not
+    ``1.05×10⁰``): a few evenly spaced values, no minor labels. Axes spanning a decade or more keep matplotlib's
+    powers of ten, and an axis whose ticks were set explicitly is left alone."""
+    for ax in fig.axes:
+        for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            scale = axis.get_scale()
+            if scale != "log" or not isinstance(axis.get_major_locator(), LogLocator):
+                continue
+            if axis.get_transform().base != 10:
+                continue
+            low, high = sorted(limits)
+            if low > 0 and high / low < 10:
+                axis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]))
+                axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+                axis.set_minor_locator(NullLocator())
