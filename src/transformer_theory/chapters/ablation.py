@@ -134,7 +134,7 @@ class AblationParameters:
     double_arms: Sequence[str] = param(("baseline", "wide FFN"), "the budget check: arms trained again with twice the "
                                                                  "steps (empty: none)")
     double_seeds: Sequence[int] = param((0,), "seeds of the budget check (among seeds)")
-    controls: Sequence[str] = param(tuple(CONTROLS), "the §4.1 controls to train (CONTROLS; empty: none)")
+    controls: Sequence[str] = param(tuple(CONTROLS), "the §4.1 controls to train, names of CONTROLS (empty: none)")
     control_Ds: Sequence[int] = param((2, 3, 4), "the D values of the controls (each at least 2)")
     control_seq_len: int = param(8, "sequence length T of the controls")
     control_steps: int = param(32000, "AdamW steps of each control run")

@@ -303,7 +303,7 @@ def chapter_claims(chapter: str, values: Mapping[str, Any], parameters: Mapping[
         try:
             judged = j.judge(values, parameters)
             claim = None if judged is None else Claim(chapter, j.source, j.claim, j.origin, *judged)
-        except (KeyError, IndexError, StopIteration, ValueError):  # a value this judge needs is not in these runs
+        except (KeyError, IndexError, StopIteration, TypeError, ValueError):  # a value it needs is not in these runs
             claim = None
         if claim is not None:
             out.append(claim)
