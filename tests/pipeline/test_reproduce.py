@@ -32,9 +32,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         """
         if fail:
             raise RuntimeError("asked to fail")
-        from transformer_theory.storage.results import record
-        from transformer_theory.training.tikhonov_runs import Experiment, run_experiments
-        (stages, _), = run_experiments([Experiment("a", [0.1], [5])], N=2, d=2, n=3, n_workers=0).values()
+        from transformer_theory.chapters.tikhonov_runs import Sweep, run_sweeps
+        from transformer_theory.storage.results import current_profile, record
+        from transformer_theory.training import default_store
+        store = default_store(current_profile())
+        (stages, _), = run_sweeps([Sweep("a", [0.1], [5])], N=2, d=2, n=3, seed=0, store=store, n_workers=0).values()
         record("y", 2 * x)
         record("min_loss", float(stages[0].losses.min()))
         """,
@@ -72,7 +74,7 @@ def test_reproduce_compares_and_changes_results_only_on_accept(project: Path, cl
     out = cli("reproduce", "--profile", "smoke")
     assert out.returncode == 0, out.stderr
     folder = project / "build" / "reproduce" / "smoke"
-    (run,) = (folder / "runs" / "tikhonov").glob("*.json")  # the fresh run store of the reproduction
+    (run,) = (folder / "runs").glob("*.json")  # the fresh run store of the reproduction
     assert f"| {FIT} | y | 3 | 6 | 2 |" in out.stdout  # committed 3, recomputed 2 x = 6, ratio 2
     assert f"| {FIT} | min_loss | missing |" in out.stdout
     assert f"| `{run.stem[:8]}` Tikhonov ε=0.1, 5 epochs: min loss | missing |" in out.stdout
@@ -91,14 +93,14 @@ def test_reproduce_compares_and_changes_results_only_on_accept(project: Path, cl
     assert out.returncode == 0, out.stderr
     assert "accepted: 2 files written under results/smoke/" in out.stdout
     assert (committed / f"{FIT}.json").read_bytes() == (folder / "results" / f"{FIT}.json").read_bytes()
-    assert (committed / "runs" / "tikhonov" / run.name).read_bytes() == run.read_bytes()
+    assert (committed / "runs" / run.name).read_bytes() == run.read_bytes()
 
     # A second reproduction into another folder trains the run again (the committed record is not read) and
     # gets the same numbers; a complete notebook in the folder is kept on the next call.
     again = project / "again"
     out = cli("reproduce", "--profile", "smoke", "--output", str(again))
     assert out.returncode == 0, out.stderr
-    assert (again / "runs" / "tikhonov" / run.name).is_file() and "(1 tasks, 1 runs" in out.stdout
+    assert (again / "runs" / run.name).is_file() and "(1 tasks, 1 runs" in out.stdout
     assert f"| {FIT} | y | 6 | 6 | 1 (equal) |" in out.stdout and f"| {FIT} | min_loss |" in out.stdout
     assert f"| `{run.stem[:8]}` Tikhonov ε=0.1, 5 epochs: min loss |" in out.stdout
     rows = [line for line in out.stdout.splitlines() if "min loss" in line or "min_loss" in line]
@@ -179,10 +181,10 @@ def test_run_rows_compare_best_nmse_and_tikhonov_losses() -> None:
     engine = {"best_nmse": 0.02, "seed": 1, "task": {"key": "t"},
               "config": {"target": "min_dot", "target_args": {}, "seq_len": 8,
                          "model": {"heads": [1], "ffn_width": 16}}}
-    tikhonov = {"tikhonov_version": 1, "config": {"epochs": [3, 4], "frozen": None},
+    tikhonov = {"kind": "tikhonov", "config": {"epochs": [3, 4], "frozen": None},
                 "stages": [{"eps": 0.1, "losses": [5.0, 2.0, 3.0]}, {"eps": 0.01, "losses": [1.0, 0.5, 0.25, 0.5]}]}
-    recomputed = {"e.json": {**engine, "best_nmse": 0.01}, "tikhonov/k.json": tikhonov, "new.json": engine}
-    rows = run_rows({"e.json": engine, "tikhonov/k.json": tikhonov}, recomputed)
+    recomputed = {"e.json": {**engine, "best_nmse": 0.01}, "k.json": tikhonov, "new.json": engine}
+    rows = run_rows({"e.json": engine, "k.json": tikhonov}, recomputed)
     table = {row["run"]: (row["committed"], row["recomputed"], row["ratio"]) for row in rows}
     assert table["`e` min_dot {}, heads [1], T=8, FFN 16, seed 1: best NMSE"] == ("0.02", "0.01", "0.5")
     assert table["`k` Tikhonov ε=0.1, 3 epochs: min loss"] == ("2", "2", "1 (equal)")

@@ -7,6 +7,8 @@
 * :func:`multi_head_attention` -- the one implementation of attention.
 * :func:`~transformer_theory.models.export.to_torch` -- Paper A's constructed transformers as members
   of the family (import it from :mod:`transformer_theory.models.export`).
+* :mod:`.tikhonov` -- the one-block model of Paper A §6 (:class:`~.tikhonov.TikhonovTransformer`, a :class:`Block`),
+  its synthetic data and its exact interpolant.
 """
 
 from transformer_theory.models.attention import attention_weights, multi_head_attention

@@ -268,7 +268,7 @@ def _run_numbers(record: dict[str, Any]) -> list[tuple[str, Any]]:
     """(label, number) of a run record: an engine run's best validation NMSE, or each Tikhonov stage's minimal
     loss."""
     config = record.get("config", {})
-    if "tikhonov_version" in record:
+    if record.get("kind") == "tikhonov":  # chapter 05's runs (chapters.tikhonov_runs.KIND)
         frozen = f", frozen {config.get('frozen')}" if config.get("frozen") else ""
         out = []
         for stage, epochs in zip(record.get("stages", []), config.get("epochs", [])):

@@ -1,13 +1,13 @@
 """Training of the torch models: the engine (batched, resumable, distributed training of the model family on
-registered targets) and Paper A's Tikhonov experiment (:mod:`~transformer_theory.training.tikhonov`). The book's
-training chapters, which use the engine, are :mod:`transformer_theory.chapters`; the engine imports none of them.
+registered targets). The book's chapters that train, which use the engine, are :mod:`transformer_theory.chapters`
+(chapter 05's Tikhonov runs among them); the engine imports none of them.
 
 * :class:`RunConfig` -- one run (model, target, sizes, optimiser, seed); its ``key`` names it in a store.
 * :func:`register_targets` -- the targets runs can name (:mod:`.registry`; the chapters register theirs).
 * :func:`train_runs` -- the records of a list of runs: reused from a :class:`RunStore`, otherwise trained
   as batched tasks, jobs of ``run_jobs``, in this process or on a Dask cluster (:mod:`.distributed`).
 * :func:`~transformer_theory.training.jobs.run_jobs` -- the one executor of independent jobs (:mod:`.jobs`): the
-  engine's tasks and the Tikhonov runs (one record each, in the run store's ``tikhonov/``).
+  engine's tasks and jobs of one record, such as chapter 05's runs (kept in the same run store).
 * :func:`train_task` -- one task: K models in one tensor program (:class:`Ensemble`), AdamW with
   warm-up and cosine schedule, validation NMSE, checkpoints, progress (:mod:`.trainer`).
 """

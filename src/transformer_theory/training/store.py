@@ -13,8 +13,9 @@ Locations: ``build/runs/<profile>/`` by default; the committed book-profile runs
 ``results/<profile>/runs/`` and are read first (:func:`default_store`); ``$TRANSFORMER_THEORY_RUNS``
 replaces both (``make reproduce`` trains into a fresh store). :class:`RecordStore` is the same store for
 records of any kind, and keeps the results of jobs of one record for
-:func:`~transformer_theory.training.jobs.run_jobs` (the Tikhonov runs of
-:mod:`~transformer_theory.training.tikhonov_runs`, in the subfolder ``tikhonov/``).
+:func:`~transformer_theory.training.jobs.run_jobs` (chapter 05's runs of
+:mod:`~transformer_theory.chapters.tikhonov_runs`: a :class:`RunStore` keeps them beside the engine's runs, keyed
+with the same :data:`~transformer_theory.training.config.ENGINE_VERSION`).
 """
 
 from __future__ import annotations
