@@ -6,10 +6,11 @@ Paper B: Yu, Jiang, Bao, Li, *InfoFlow* (arXiv 2605.17930), in :mod:`transformer
 
 The notebook API is one import line::
 
-    from transformer_theory import record, seed_everything, use_style
+    from transformer_theory import kernel_context, seed_everything, use_style
 
-The three names are loaded on first use, so importing a compute package (``interpolation``,
-``infoflow``) does not pull in torch, matplotlib or the pipeline.
+``kernel_context()`` gives the notebook its context (profile, run store, and ``record`` for its key numbers; see
+:mod:`transformer_theory.pipeline.context`). The three names are loaded on first use, so importing a compute
+package (``interpolation``, ``infoflow``) does not pull in torch, matplotlib or the pipeline.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __version__ = "0.1.0"
 
 #: name -> module that defines it (loaded lazily, PEP 562)
 _NOTEBOOK_API = {
-    "record": "transformer_theory.storage.results",
+    "kernel_context": "transformer_theory.pipeline.context",
     "seed_everything": "transformer_theory.seeding",
     "use_style": "transformer_theory.plotting.style",
 }

@@ -14,6 +14,7 @@ from transformer_theory.chapters import tikhonov_runs
 from transformer_theory.chapters.tikhonov import DEFAULTS, TikhonovParameters, analyse
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.storage.results import to_jsonable
+from transformer_theory.training.context import Context
 from transformer_theory.training.store import RunStore
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -51,7 +52,7 @@ def test_the_analysis_of_the_committed_runs_gives_the_committed_results(tmp_path
 
     monkeypatch.setattr(tikhonov_runs, "train_run", no_training)
     p = TikhonovParameters(**{name: COMMITTED["parameters"][name] for name in DEFAULTS})
-    analysis = analyse(p, RunStore(tmp_path / "build", [ROOT / "results" / "book" / "runs"]), n_workers=0)
+    analysis = analyse(p, Context("book", RunStore(tmp_path / "build", [ROOT / "results" / "book" / "runs"])), n_workers=0)
     ours, committed = to_jsonable(analysis.values()), COMMITTED["values"]
     assert set(ours) == set(committed)
     assert [name for name in committed if not _same(name, ours[name], committed[name])] == []
@@ -63,5 +64,5 @@ def test_a_failed_check_is_named(tmp_path, monkeypatch) -> None:
     """The analysis's checks can fail: an impossible slope bound is reported (on the committed runs)."""
     monkeypatch.setattr(tikhonov_runs, "train_run", lambda config: pytest.fail("trained"))
     p = replace(TikhonovParameters(), diagnostic_slope_max=-10.0)
-    analysis = analyse(p, RunStore(tmp_path, [ROOT / "results" / "book" / "runs"]), n_workers=0)
+    analysis = analyse(p, Context("book", RunStore(tmp_path, [ROOT / "results" / "book" / "runs"])), n_workers=0)
     assert analysis.failures() == ["the η = 0 run's slope is at most diagnostic_slope_max"]

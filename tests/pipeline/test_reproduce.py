@@ -4,6 +4,7 @@ with the committed ``results/<profile>/``, which changes only on accept."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import TINY_INTRINSIC as TINY, make_notebook
+from transformer_theory.pipeline import reproduce as reproduce_module
 from transformer_theory.pipeline.cli import main
 from transformer_theory.pipeline.reproduce import (MAX_ROWS_PER_VALUE, Part, accept, ratio, reproduce_folder,
                                                    run_rows, value_rows)
@@ -32,11 +34,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         """
         if fail:
             raise RuntimeError("asked to fail")
+        from transformer_theory import kernel_context
         from transformer_theory.chapters.tikhonov_runs import Sweep, run_sweeps
-        from transformer_theory.storage.results import current_profile, record
-        from transformer_theory.training import default_store
-        store = default_store(current_profile())
-        (stages, _), = run_sweeps([Sweep("a", [0.1], [5])], N=2, d=2, n=3, seed=0, store=store, n_workers=0).values()
+        context = kernel_context()
+        record = context.record
+        (stages, _), = run_sweeps([Sweep("a", [0.1], [5])], N=2, d=2, n=3, seed=0, store=context.store,
+                                  n_workers=0).values()
         record("y", 2 * x)
         record("min_loss", float(stages[0].losses.min()))
         """,
@@ -65,14 +68,21 @@ def files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_reproduce_compares_and_changes_results_only_on_accept(project: Path, cli) -> None:
+def test_reproduce_compares_and_changes_results_only_on_accept(project: Path, cli, monkeypatch) -> None:
     committed = project / "results" / "smoke"
     committed.mkdir(parents=True)
     (committed / f"{FIT}.json").write_text(json.dumps({"status": "ok", "wall_time_s": 2.0, "values": {"y": 3}}))
     before = files(project / "results")
+    environ, seen, execute = dict(os.environ), [], reproduce_module.execute
 
+    def spy(*args, **kwargs):  # the fresh run store goes to the kernel only, never into this process's environment
+        seen.append(dict(os.environ))
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(reproduce_module, "execute", spy)
     out = cli("reproduce", "--profile", "smoke")
     assert out.returncode == 0, out.stderr
+    assert seen == [environ] and dict(os.environ) == environ
     folder = project / "build" / "reproduce" / "smoke"
     (run,) = (folder / "runs").glob("*.json")  # the fresh run store of the reproduction
     assert f"| {FIT} | y | 3 | 6 | 2 |" in out.stdout  # committed 3, recomputed 2 x = 6, ratio 2
@@ -138,10 +148,12 @@ def test_the_training_chapters_runs_are_trained_first_on_dask(project: Path, cli
     make_notebook(project / "notebooks" / f"{TRAINING_CHAPTER}.ipynb",
                   "\n".join(f"{name} = None" for name in TINY),
                   f"""
-                  from transformer_theory.storage.results import record
+                  from transformer_theory import kernel_context
                   from transformer_theory.chapters import experiment, run_experiment
+                  context = kernel_context()
                   parameters = {{name: globals()[name] for name in {sorted(TINY)!r}}}
-                  results = run_experiment("{TRAINING_CHAPTER}", parameters, n_workers=0)
+                  results = run_experiment("{TRAINING_CHAPTER}", parameters, store=context.store, n_workers=0)
+                  record = context.record
                   record("models_per_task", sorted({{r.record["task"]["models"] for r in results}}))
                   """)
     smoke = project / "params" / "smoke.yaml"

@@ -25,7 +25,7 @@ from transformer_theory.interpolation.construction import construction_parameter
 from transformer_theory.interpolation.resnet import build_hat_resnet, resnet_parameter_count
 from transformer_theory.models.tikhonov import (exact_interpolant, frozen_eta_loss_bound, hausdorff_to_singleton_loss,
                                                 setup_experiment, squared_norm)
-from transformer_theory.training.store import RecordStore
+from transformer_theory.training.context import Context
 
 
 # --- the chapter: parameters, runs, analysis ---------------------------------------------------------------------
@@ -255,17 +255,17 @@ class TikhonovAnalysis:
                 for st, k, c in zip(self.failed, self.params.failed_epochs, self.failed_certified)]
 
 
-def analyse(p: TikhonovParameters, store: RecordStore, n_workers: int | None = None) -> TikhonovAnalysis:
-    """Chapter 05's analysis: θ* and its norms, the four runs of :func:`sweeps` (read from ``store``, the missing
-    ones trained there, see :func:`run_sweeps`), Figs. 1a and 1b beside the published curves, the certificate, the
-    η = 0 floor and the hat ResNet's parameter count."""
+def analyse(p: TikhonovParameters, context: Context, n_workers: int | None = None) -> TikhonovAnalysis:
+    """Chapter 05's analysis: θ* and its norms, the four runs of :func:`sweeps` (read from the context's run store,
+    the missing ones trained there on ``n_workers``, see :func:`run_sweeps`), Figs. 1a and 1b beside the published
+    curves, the certificate, the η = 0 floor and the hat ResNet's parameter count."""
     data64, model64 = setup_experiment(N=p.N, d=p.d, n=p.n, seed=p.seed, dtype=torch.float64)
     theta_star = exact_interpolant(data64)
     model64.load_state_dict(theta_star)
     with torch.no_grad():
         loss_star = hausdorff_to_singleton_loss(model64(data64.inputs), data64.targets).item()
     norm2_star = squared_norm(theta_star)
-    runs = run_sweeps(sweeps(p), p.N, p.d, p.n, p.seed, store=store, n_workers=n_workers)
+    runs = run_sweeps(sweeps(p), p.N, p.d, p.n, p.seed, store=context.store, n_workers=n_workers)
     data, _ = setup_experiment(N=p.N, d=p.d, n=p.n, seed=p.seed)
     threshold = p.eps_fig1a * squared_norm(exact_interpolant(data))
     losses_1a = runs["fig1a"][0][0].losses

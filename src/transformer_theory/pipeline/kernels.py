@@ -1,9 +1,12 @@
-"""The kernel manager of every papermill run: its kernel dies with the process that runs the notebook, and its
-connection file (which holds the kernel's key) is a path the run chooses and removes however it ends."""
+"""The kernel manager of every papermill run: its kernel dies with the process that runs the notebook, its
+connection file (which holds the kernel's key) is a path the run chooses and removes however it ends, and its
+environment holds what the run tells the notebook (the runner's process environment is left as it is)."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
@@ -13,6 +16,7 @@ from jupyter_client.manager import AsyncKernelManager
 from transformer_theory.pipeline.processes import guarded_command, stopping
 
 _connection_file: ContextVar[Path | None] = ContextVar("connection_file", default=None)
+_environment: ContextVar[Mapping[str, str]] = ContextVar("kernel_environment", default={})
 
 
 @contextlib.contextmanager
@@ -30,6 +34,17 @@ def connection_file_at(path: Path) -> Iterator[None]:
         path.unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def kernel_environment_added(values: Mapping[str, str]) -> Iterator[None]:
+    """Kernels started inside the block by :class:`ParentBoundKernelManager` get ``values`` added to the environment
+    they inherit (this process's own environment does not change)."""
+    token = _environment.set(dict(values))
+    try:
+        yield
+    finally:
+        _environment.reset(token)
+
+
 class ParentBoundKernelManager(AsyncKernelManager):
     """nbclient's default manager, with the kernel started through :func:`~.processes.guarded_command`.
 
@@ -39,7 +54,8 @@ class ParentBoundKernelManager(AsyncKernelManager):
     graceful way takes seconds and makes ipykernel log a traceback for the cell it was running. A shutdown
     sends no SIGINT first (jupyter_client's habit: a kernel busy with a message then logs "KeyboardInterrupt
     caught in kernel" although nothing was interrupted; the notebook has finished, or the kernel is killed).
-    Inside :func:`connection_file_at`, the connection file goes to the path it names.
+    Inside :func:`connection_file_at`, the connection file goes to the path it names; inside
+    :func:`kernel_environment_added`, the kernel's environment gets its values.
     """
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
@@ -50,6 +66,12 @@ class ParentBoundKernelManager(AsyncKernelManager):
         if path is not None and not self.connection_file:
             self.connection_file = str(path)
         super().write_connection_file(**kwargs)
+
+    async def _async_pre_start_kernel(self, **kw: Any) -> Any:  # every (re)start passes its launch arguments here
+        added = _environment.get()
+        if added:
+            kw["env"] = {**kw.get("env", os.environ), **added}
+        return await super()._async_pre_start_kernel(**kw)
 
     async def _async_interrupt_kernel(self) -> None:  # jupyter_client 8 calls it at the start of a shutdown
         if not self.shutting_down:

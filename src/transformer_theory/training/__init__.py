@@ -2,6 +2,7 @@
 registered targets). The book's chapters that train, which use the engine, are :mod:`transformer_theory.chapters`
 (chapter 05's Tikhonov runs among them); the engine imports none of them.
 
+* :class:`~.context.Context` -- what a chapter runs in: profile, run store, recorder of its key numbers.
 * :class:`RunConfig` -- one run (model, target, sizes, optimiser, seed); its ``key`` names it in a store.
 * :func:`register_targets` -- the targets runs can name (:mod:`.registry`; the chapters register theirs).
 * :func:`train_runs` -- the records of a list of runs: reused from a :class:`RunStore`, otherwise trained
@@ -13,6 +14,7 @@ registered targets). The book's chapters that train, which use the engine, are :
 """
 
 from transformer_theory.training.config import ENGINE_VERSION, RunConfig
+from transformer_theory.training.context import Context
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.ensemble import Ensemble, init_model
 from transformer_theory.training.registry import register_targets
@@ -21,6 +23,6 @@ from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
 from transformer_theory.training.trainer import train_task
 
 __all__ = [
-    "ENGINE_VERSION", "Ensemble", "RunConfig", "RunStore", "Task", "TrainOptions", "default_store", "init_model",
-    "plan_tasks", "register_targets", "train_runs", "train_task",
+    "ENGINE_VERSION", "Context", "Ensemble", "RunConfig", "RunStore", "Task", "TrainOptions", "default_store",
+    "init_model", "plan_tasks", "register_targets", "train_runs", "train_task",
 ]

@@ -10,8 +10,8 @@ readable ones its record counts as missing too (``get(run, weights=True)``). Unf
 checkpoints in ``checkpoints/``.
 
 Locations: ``build/runs/<profile>/`` by default; the committed book-profile runs live in
-``results/<profile>/runs/`` and are read first (:func:`default_store`); ``$TRANSFORMER_THEORY_RUNS``
-replaces both (``make reproduce`` trains into a fresh store). :class:`RecordStore` is the same store for
+``results/<profile>/runs/`` and are read first (:func:`default_store`); a folder given instead replaces both
+(``make reproduce`` trains into a fresh store). :class:`RecordStore` is the same store for
 records of any kind, and keeps the results of jobs of one record for
 :func:`~transformer_theory.training.jobs.run_jobs` (chapter 05's runs of
 :mod:`~transformer_theory.chapters.tikhonov_runs`: a :class:`RunStore` keeps them beside the engine's runs, keyed
@@ -204,8 +204,8 @@ def trained_model(run: RunConfig, store: RunStore) -> Transformer:
     return model.eval()
 
 
-def default_store(profile: str) -> RunStore:
-    """``build/runs/<profile>/``, reading the committed ``results/<profile>/runs/`` first (or the store named
-    by ``$TRANSFORMER_THEORY_RUNS`` alone; see :func:`~transformer_theory.storage.paths.run_store_folders`)."""
-    root, read_also = run_store_folders(profile)
+def default_store(profile: str, runs: str | os.PathLike | None = None) -> RunStore:
+    """``build/runs/<profile>/``, reading the committed ``results/<profile>/runs/`` first, or the folder ``runs``
+    alone (see :func:`~transformer_theory.storage.paths.run_store_folders`)."""
+    root, read_also = run_store_folders(profile, runs)
     return RunStore(root, read_also=read_also)
