@@ -11,9 +11,26 @@
   its synthetic data and its exact interpolant.
 """
 
-from transformer_theory.models.attention import attention_weights, multi_head_attention
-from transformer_theory.models.block import Block
-from transformer_theory.models.config import TransformerConfig
-from transformer_theory.models.transformer import Trace, Transformer
+from __future__ import annotations
 
-__all__ = ["Block", "Trace", "Transformer", "TransformerConfig", "attention_weights", "multi_head_attention"]
+import importlib
+from typing import Any
+
+#: name -> module that defines it, loaded on first use (PEP 562): the configuration (:mod:`.config`) does not pull in
+#: torch.
+_NAMES = {
+    "attention_weights": "attention", "multi_head_attention": "attention", "Block": "block",
+    "TransformerConfig": "config", "Trace": "transformer", "Transformer": "transformer",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NAMES:
+        return getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -13,16 +13,27 @@ registered targets). The book's chapters that train, which use the engine, are :
   warm-up and cosine schedule, validation NMSE, checkpoints, progress (:mod:`.trainer`).
 """
 
-from transformer_theory.training.config import ENGINE_VERSION, RunConfig
-from transformer_theory.training.context import Context
-from transformer_theory.training.distributed import train_runs
-from transformer_theory.training.ensemble import Ensemble, init_model
-from transformer_theory.training.registry import register_targets
-from transformer_theory.training.store import RunStore, default_store
-from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
-from transformer_theory.training.trainer import train_task
+from __future__ import annotations
 
-__all__ = [
-    "ENGINE_VERSION", "Context", "Ensemble", "RunConfig", "RunStore", "Task", "TrainOptions", "default_store",
-    "init_model", "plan_tasks", "register_targets", "train_runs", "train_task",
-]
+import importlib
+from typing import Any
+
+#: name -> module that defines it, loaded on first use (PEP 562): a notebook's context (:mod:`.context`, :mod:`.store`)
+#: does not pull in torch or Dask.
+_NAMES = {
+    "ENGINE_VERSION": "config", "RunConfig": "config", "Context": "context", "train_runs": "distributed",
+    "Ensemble": "ensemble", "init_model": "ensemble", "register_targets": "registry", "RunStore": "store",
+    "default_store": "store", "Task": "tasks", "TrainOptions": "tasks", "plan_tasks": "tasks", "train_task": "trainer",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NAMES:
+        return getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
