@@ -182,7 +182,7 @@ def test_plotting_imports_no_pipeline_training_or_chapters() -> None:
     assert _violations("plotting", _project("pipeline", "training", "chapters")) == []
 
 
-@pytest.mark.parametrize("module", ["checks.py", "tables.py", "fitting.py"])
+@pytest.mark.parametrize("module", ["checks.py", "tables.py", "fitting.py", "lazy.py"])
 def test_shared_helpers_import_nothing_of_the_project(module: str) -> None:
     path = SRC / module
     assert {n for n in imports_of(path) if n.startswith("transformer_theory")} == set()

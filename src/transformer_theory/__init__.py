@@ -15,8 +15,7 @@ package (``interpolation``, ``infoflow``) does not pull in torch, matplotlib or 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from transformer_theory.lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -28,13 +27,4 @@ _NOTEBOOK_API = {
 }
 
 __all__ = list(_NOTEBOOK_API)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _NOTEBOOK_API:
-        return getattr(importlib.import_module(_NOTEBOOK_API[name]), name)
-    raise AttributeError(f"module 'transformer_theory' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _NOTEBOOK_API, globals())

@@ -13,24 +13,16 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from transformer_theory.lazy import lazy_names
 
-#: name -> module that defines it, loaded on first use (PEP 562): the configuration (:mod:`.config`) does not pull in
-#: torch.
+#: name -> module that defines it, loaded on first use (PEP 562, :mod:`transformer_theory.lazy`): the
+#: configuration (:mod:`.config`) does not pull in torch.
 _NAMES = {
-    "attention_weights": "attention", "multi_head_attention": "attention", "Block": "block",
-    "TransformerConfig": "config", "Trace": "transformer", "Transformer": "transformer",
+    "attention_weights": "transformer_theory.models.attention",
+    "multi_head_attention": "transformer_theory.models.attention", "Block": "transformer_theory.models.block",
+    "TransformerConfig": "transformer_theory.models.config", "Trace": "transformer_theory.models.transformer",
+    "Transformer": "transformer_theory.models.transformer",
 }
 
 __all__ = sorted(_NAMES)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _NAMES:
-        return getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _NAMES, globals())

@@ -15,25 +15,19 @@ registered targets). The book's chapters that train, which use the engine, are :
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from transformer_theory.lazy import lazy_names
 
-#: name -> module that defines it, loaded on first use (PEP 562): a notebook's context (:mod:`.context`, :mod:`.store`)
-#: does not pull in torch or Dask.
+#: name -> module that defines it, loaded on first use (PEP 562, :mod:`transformer_theory.lazy`): a notebook's
+#: context (:mod:`.context`, :mod:`.store`) does not pull in torch or Dask.
 _NAMES = {
-    "ENGINE_VERSION": "config", "RunConfig": "config", "Context": "context", "train_runs": "distributed",
-    "Ensemble": "ensemble", "init_model": "ensemble", "register_targets": "registry", "RunStore": "store",
-    "default_store": "store", "Task": "tasks", "TrainOptions": "tasks", "plan_tasks": "tasks", "train_task": "trainer",
+    "ENGINE_VERSION": "transformer_theory.training.config", "RunConfig": "transformer_theory.training.config",
+    "Context": "transformer_theory.training.context", "train_runs": "transformer_theory.training.distributed",
+    "Ensemble": "transformer_theory.training.ensemble", "init_model": "transformer_theory.training.ensemble",
+    "register_targets": "transformer_theory.training.registry", "RunStore": "transformer_theory.training.store",
+    "default_store": "transformer_theory.training.store", "Task": "transformer_theory.training.tasks",
+    "TrainOptions": "transformer_theory.training.tasks", "plan_tasks": "transformer_theory.training.tasks",
+    "train_task": "transformer_theory.training.trainer",
 }
 
 __all__ = sorted(_NAMES)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _NAMES:
-        return getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _NAMES, globals())
