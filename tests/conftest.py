@@ -71,7 +71,8 @@ def tiny_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         """,
         """
         import os, time
-        from transformer_theory.storage.results import record
+        from transformer_theory import kernel_context
+        record = kernel_context().record
         while x > 1 and gate and os.path.exists(gate):
             time.sleep(0.1)
         if label == "fail":

@@ -12,7 +12,10 @@
 * the shared helpers ``checks`` and ``tables`` import nothing of the project;
 * no project module imports another module's private name (one starting with ``_``), nor reads one from a
   project module it imported (``module._name``): a name shared between modules is public;
-* no source file under ``src/`` exceeds :data:`MAX_LINES` lines.
+* no source file under ``src/`` exceeds :data:`MAX_LINES` lines;
+* the packages of :data:`PASSED_IN` get their settings passed in (a chapter's
+  :class:`~transformer_theory.training.context.Context`): none reads the environment or the runner's profile
+  (checked on the source text, :func:`process_state_reads`).
 
 Every ``import`` statement counts, including those inside functions (a lazy import is still a dependency).
 """
@@ -20,6 +23,7 @@ Every ``import`` statement counts, including those inside functions (a lazy impo
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +33,14 @@ from conftest import ROOT
 SRC = ROOT / "src" / "transformer_theory"
 #: The most lines a source file of the library may have.
 MAX_LINES = 600
+#: The packages below the pipeline whose settings are passed in, never read from process state.
+PASSED_IN = ("chapters", "training", "models", "infoflow", "interpolation", "plotting")
+#: A read of process state as it is written: the environment (``os.environ``, ``getenv``, ``from os import environ``,
+#: the project's variables by name) or the runner's profile (``current_profile``, gone from the library).
+PROCESS_STATE = re.compile(r"\bos\.environ\b|\bgetenv\b|\bimport\b.*\benviron\b|\bcurrent_profile\b|TRANSFORMER_THEORY_")
+#: The one read that is no setting: whether Dask's nanny put glibc's trim threshold into this worker's environment
+#: (:func:`~transformer_theory.training.distributed.reuse_freed_memory`), as ``(file, the line's text)``.
+NOT_A_SETTING = {("training/distributed.py", 'if "MALLOC_TRIM_THRESHOLD_" not in os.environ:')}
 
 
 def imported_names(path: Path) -> list[tuple[int, str, str]]:
@@ -96,6 +108,20 @@ def long_files(root: Path, limit: int) -> list[str]:
             if (n := len(p.read_text().splitlines())) > limit]
 
 
+def process_state_reads(root: Path, packages: tuple[str, ...], allowed: set[tuple[str, str]] = frozenset()
+                        ) -> list[str]:
+    """``path:line: text`` for each line of a Python file of ``packages`` (folders under ``root``) that reads process
+    state (:data:`PROCESS_STATE`), except the ``(path, text)`` pairs of ``allowed``."""
+    found = []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            relative = str(path.relative_to(root))
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if PROCESS_STATE.search(line) and (relative, line.strip()) not in allowed:
+                    found.append(f"{relative}:{number}: {line.strip()}")
+    return found
+
+
 def package_imports(package: str) -> dict[str, set[str]]:
     """The imports of each module of ``package``: a folder of the library, or one module's file."""
     root = SRC / package
@@ -156,7 +182,7 @@ def test_plotting_imports_no_pipeline_training_or_chapters() -> None:
     assert _violations("plotting", _project("pipeline", "training", "chapters")) == []
 
 
-@pytest.mark.parametrize("module", ["checks.py", "tables.py", "fitting.py"])
+@pytest.mark.parametrize("module", ["checks.py", "tables.py", "fitting.py", "lazy.py"])
 def test_shared_helpers_import_nothing_of_the_project(module: str) -> None:
     path = SRC / module
     assert {n for n in imports_of(path) if n.startswith("transformer_theory")} == set()
@@ -169,6 +195,23 @@ def test_no_module_uses_another_modules_private_name() -> None:
 
 def test_no_source_file_is_longer_than_the_limit() -> None:
     assert long_files(ROOT / "src", MAX_LINES) == []
+
+
+def test_no_library_module_below_the_pipeline_reads_process_state() -> None:
+    assert process_state_reads(SRC, PASSED_IN, NOT_A_SETTING) == []
+
+
+def test_the_process_state_rule_reports_each_read(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "sub" / "a.py").write_text("import os\nx = os.environ.get('X')\ny = os.getenv('Y')\n"
+                                                  "environment = 1  # the word alone is fine\n")
+    (tmp_path / "pkg" / "b.py").write_text("from os import environ\nfrom m import current_profile\n"
+                                           "z = 'TRANSFORMER_THEORY_RUNS'\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "c.py").write_text("import os\nx = os.environ\n")
+    assert process_state_reads(tmp_path, ("pkg",), {("pkg/b.py", "z = 'TRANSFORMER_THEORY_RUNS'")}) == [
+        "pkg/b.py:1: from os import environ", "pkg/b.py:2: from m import current_profile",
+        "pkg/sub/a.py:2: x = os.environ.get('X')", "pkg/sub/a.py:3: y = os.getenv('Y')"]
 
 
 def test_the_private_name_rule_reports_each_use_with_its_line(tmp_path: Path) -> None:
@@ -202,7 +245,7 @@ def test_the_checker_sees_lazy_and_relative_imports() -> None:
 def test_the_notebook_api_is_one_import_line() -> None:
     import transformer_theory
 
-    assert sorted(transformer_theory.__all__) == ["record", "seed_everything", "use_style"]
+    assert sorted(transformer_theory.__all__) == ["kernel_context", "seed_everything", "use_style"]
     assert all(callable(getattr(transformer_theory, name)) for name in transformer_theory.__all__)
 
 

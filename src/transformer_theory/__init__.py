@@ -6,34 +6,25 @@ Paper B: Yu, Jiang, Bao, Li, *InfoFlow* (arXiv 2605.17930), in :mod:`transformer
 
 The notebook API is one import line::
 
-    from transformer_theory import record, seed_everything, use_style
+    from transformer_theory import kernel_context, seed_everything, use_style
 
-The three names are loaded on first use, so importing a compute package (``interpolation``,
-``infoflow``) does not pull in torch, matplotlib or the pipeline.
+``kernel_context()`` gives the notebook its context (profile, run store, and ``record`` for its key numbers; see
+:mod:`transformer_theory.pipeline.context`). The three names are loaded on first use, so importing a compute
+package (``interpolation``, ``infoflow``) does not pull in torch, matplotlib or the pipeline.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from transformer_theory.lazy import lazy_names
 
 __version__ = "0.1.0"
 
 #: name -> module that defines it (loaded lazily, PEP 562)
 _NOTEBOOK_API = {
-    "record": "transformer_theory.storage.results",
+    "kernel_context": "transformer_theory.pipeline.context",
     "seed_everything": "transformer_theory.seeding",
     "use_style": "transformer_theory.plotting.style",
 }
 
 __all__ = list(_NOTEBOOK_API)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _NOTEBOOK_API:
-        return getattr(importlib.import_module(_NOTEBOOK_API[name]), name)
-    raise AttributeError(f"module 'transformer_theory' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _NOTEBOOK_API, globals())

@@ -8,6 +8,10 @@ from transformer_theory.chapters import ablation as ab
 from transformer_theory.chapters.experiment import RunResult
 from transformer_theory.chapters.registry import experiment
 from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10, sequence_length_runs
+from transformer_theory.training import default_store
+
+#: The run store the claims read weights from: the book profile's (committed runs first).
+BOOK_STORE = default_store("book")
 
 
 def test_each_arm_changes_only_its_settings() -> None:
@@ -149,7 +153,7 @@ def test_the_claims_are_the_two_predictions_statements() -> None:
         for part, value in (("ablation", full), ("double_budget", doubled_full)):
             results += [_result(arm, 2, 2, 0, value, part), _result(arm, 1, 2, 0, 5e-3, part),
                         _result(arm, 2, 1, 0, 1e-2, part)]
-    claims = experiment("14_mechanism_ablation").claims(results, values)
+    claims = experiment("14_mechanism_ablation").claims(results, values, BOOK_STORE)
     assert claims == {"wide_ffn_helps": True, "no_other_arm_helps": True, "both_still_learning": True,
                       "wide_ffn_helps_doubled": True, "doubling_prediction_held": True}
     tables = experiment("14_mechanism_ablation").tables(results, values)

@@ -7,6 +7,10 @@ import pytest
 from transformer_theory.chapters import calibration as cal
 from transformer_theory.chapters.experiment import RunResult
 from transformer_theory.chapters.registry import experiment
+from transformer_theory.training import default_store
+
+#: The run store the claims read weights from: the book profile's (committed runs first).
+BOOK_STORE = default_store("book")
 
 TINY = dict(heads=[3, 4], seq_lens=[4, 6], head_dim=4, ffn_width=8, steps=20, seeds=[0, 1, 2], double_heads=[4],
             double_seq_len=4, tl_heads=[1, 2, 3], tl_seq_len=4, tl_embed_dim=8, tl_ffn_width=8, tl_steps=30,
@@ -139,7 +143,7 @@ def test_the_claims_are_the_verdicts_on_the_criteria() -> None:
     results += [_result("head_count", 4, 6, s, 5e-5) for s in range(3)]  # h = 3 missing at T = 6: no verdict
     results += [_result("double_budget", 4, 4, 0, 4e-5)]  # changed 1.25x: sufficient
     results += [_result("two_layer", h, 4, s, v) for h, v in ((1, 8e-4), (2, 4e-6)) for s in range(2)]
-    claims = experiment("13_training_recipe").claims(results, values)
+    claims = experiment("13_training_recipe").claims(results, values, BOOK_STORE)
     assert claims == {"head_count_met_t4": True, "budget_sufficient_h4_t4": True, "two_layer_met": True}
     left_out = {**values, "double_heads": [], "tl_heads": []}
-    assert experiment("13_training_recipe").claims(results[:6], left_out) == {"head_count_met_t4": True}
+    assert experiment("13_training_recipe").claims(results[:6], left_out, BOOK_STORE) == {"head_count_met_t4": True}

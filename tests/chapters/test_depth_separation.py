@@ -12,6 +12,10 @@ from transformer_theory.training import plan_tasks
 from transformer_theory.chapters.depth_separation import (DEFAULTS, EXPERIMENT, MIN_RATIO, DepthSeparationParameters,
                                                           nmse_table, prediction, separation)
 from transformer_theory.chapters.experiment import RunResult, training_seconds
+from transformer_theory.training import default_store
+
+#: The run store the claims read weights from: the book profile's (committed runs first).
+BOOK_STORE = default_store("book")
 
 NOTEBOOK = ROOT / "notebooks" / "07_depth_separation.ipynb"
 
@@ -165,12 +169,12 @@ def test_claim_is_the_separation_at_the_largest_length() -> None:
     nmse = {8: (0.5, 0.01), 32: (0.5, 0.5 / MIN_RATIO)}
     results = _results({(layers, heads, T, 64): [one if layers == 1 else two]
                         for T, (one, two) in nmse.items() for layers, heads in ((1, (1,)), (1, (4,)), (2, (1, 1)))})
-    assert EXPERIMENT.claims(results, values) == {"separation_at_largest_t": True}
+    assert EXPERIMENT.claims(results, values, BOOK_STORE) == {"separation_at_largest_t": True}
     tables = EXPERIMENT.tables(results, values)
     assert [s["T"] for s in tables["separations"]] == [8, 32] and len(tables["nmse_table"]) == 6
     worse = _results({(layers, heads, T, 64): [0.5 if layers == 1 else 0.2] for T in (8, 32)
                       for layers, heads in ((1, (1,)), (1, (4,)), (2, (1, 1)))})
-    assert EXPERIMENT.claims(worse, values) == {"separation_at_largest_t": False}
+    assert EXPERIMENT.claims(worse, values, BOOK_STORE) == {"separation_at_largest_t": False}
     assert len(EXPERIMENT.predictions(values)["predictions"]) == 2 * 3
 
 

@@ -18,6 +18,10 @@ from transformer_theory.chapters import EXPERIMENTS, RunResult, best_over_seeds,
 from transformer_theory.chapters.experiment import Experiment, applicable, claim_name
 from transformer_theory.training import TrainOptions, plan_tasks
 from transformer_theory.training.jobs import CONNECT_TIMEOUT_S, dask_client
+from transformer_theory.training import default_store
+
+#: The run store the claims read weights from: the book profile's (committed runs first).
+BOOK_STORE = default_store("book")
 
 
 
@@ -72,7 +76,7 @@ def test_every_chapter_implements_the_protocol(name: str) -> None:
     assert exp.name == name and all(callable(f) for f in (exp.build, exp.predict, exp.tabulate, exp.judge))
     assert isinstance(exp.predictions(), dict) and exp.predictions()
     for call in (lambda: exp.runs({"no_such_parameter": 1}), lambda: exp.predictions({"no_such_parameter": 1}),
-                 lambda: exp.tables([], {"no_such_parameter": 1}), lambda: exp.claims([], {"no_such_parameter": 1})):
+                 lambda: exp.tables([], {"no_such_parameter": 1}), lambda: exp.claims([], {"no_such_parameter": 1}, BOOK_STORE)):
         with pytest.raises(ValueError, match="unknown parameter 'no_such_parameter'"):
             call()
 
@@ -82,11 +86,11 @@ def test_claims_must_be_named_bools() -> None:
     def judge(verdict):
         return Experiment("x", {"a": 1}, lambda p: [], lambda p: {}, lambda r, p: {}, lambda r, p, s: {"ok": verdict})
 
-    assert judge(True).claims([]) == {"ok": True}
-    assert judge(False).claims([], {"a": 2}) == {"ok": False}
+    assert judge(True).claims([], None, BOOK_STORE) == {"ok": True}
+    assert judge(False).claims([], {"a": 2}, BOOK_STORE) == {"ok": False}
     for bad in (None, 1, "yes"):
         with pytest.raises(TypeError, match="claims must map names to bools"):
-            judge(bad).claims([])
+            judge(bad).claims([], None, BOOK_STORE)
     assert applicable({"a": True, "b": None, "c": np.bool_(False)}) == {"a": True, "c": False}
     assert type(applicable({"c": np.bool_(False)})["c"]) is bool
     assert claim_name("agrees", "k_hop(3) (1,1,1)") == "agrees_k_hop_3_1_1_1"

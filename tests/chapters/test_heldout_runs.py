@@ -18,6 +18,10 @@ from transformer_theory.infoflow.heldout import CRITERION, configurations
 from transformer_theory.infoflow.heldout import predictions, scoreboard
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.training import TrainOptions, plan_tasks, train_task
+from transformer_theory.training import default_store
+
+#: The run store the claims read weights from: the book profile's (committed runs first).
+BOOK_STORE = default_store("book")
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 #: Options for in-process test runs: no progress bar, one thread (as a Dask worker uses).
@@ -185,10 +189,10 @@ def test_the_claims_are_the_scoreboards_verdicts_by_configuration() -> None:
     ``joint_observed_efficient_<configuration>`` (here the joint runs learn as well as the others)."""
     low = [0.5, 1e-3, 1e-3, 1e-3]
     results = _results("k_hop(2) (1,1)", {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})
-    claims = experiment(NAME).claims(results, {"configurations": ["k_hop(2) (1,1)"]})
+    claims = experiment(NAME).claims(results, {"configurations": ["k_hop(2) (1,1)"]}, BOOK_STORE)
     assert claims == {"agrees_k_hop_2_1_1": True, "joint_observed_efficient_split_positions_1": True}
     without = experiment(NAME).claims([r for r in results if not r.tags["joint"]],
-                                      {"configurations": ["k_hop(2) (1,1)"], "joint_positions": []})
+                                      {"configurations": ["k_hop(2) (1,1)"], "joint_positions": []}, BOOK_STORE)
     assert without == {"agrees_k_hop_2_1_1": True}
     tables = experiment(NAME).tables(results, {"configurations": ["k_hop(2) (1,1)"]})
     assert set(tables) == {"scoreboard", "budget_check"} and tables["budget_check"] == []  # no reference runs
@@ -196,7 +200,7 @@ def test_the_claims_are_the_scoreboards_verdicts_by_configuration() -> None:
     other = [RunResult({**r.tags, "followup": True, "steps": 16000}, r.record)  # a follow-up of an unselected one
              for r in _results("kth_largest(2) (1,1)", {k: low for k in ((8, 0), (8, 1), (16, 0), (16, 1))})
              if not r.tags["joint"]]
-    assert experiment(NAME).claims(results + other, {"configurations": ["k_hop(2) (1,1)"]}) == claims
+    assert experiment(NAME).claims(results + other, {"configurations": ["k_hop(2) (1,1)"]}, BOOK_STORE) == claims
 
 
 KINDS = ["k_hop(3) (1,1,1)", "positions_plus_max (2,)", "uneven_pair_sum (2,1)", "position_gated (1,1)",

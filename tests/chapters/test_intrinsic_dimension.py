@@ -22,6 +22,10 @@ from transformer_theory.chapters.intrinsic_dimension import (DEFAULTS, EXPERIMEN
                                                              model_retrieval_agreement, ratio_rises_with_length,
                                                              separation_ratios, sequence_length_runs,
                                                              sequence_length_table)
+from transformer_theory.training import default_store
+
+#: The run store the claims read weights from: the book profile's (committed runs first).
+BOOK_STORE = default_store("book")
 
 NOTEBOOK = ROOT / "notebooks" / "10_intrinsic_dimension.ipynb"
 
@@ -230,7 +234,7 @@ def test_the_claims_are_the_verdicts_on_the_fixed_criteria() -> None:
     for part, T, ratio in (("sequence_length", 8, 2.0), ("sequence_length", 16, 4.0), ("long_schedule", 16, 5.0)):
         results += [RunResult({"part": part, "D": 2, "h1": h1, "h2": h2, "T": T, "seed": 0},
                               {"best_nmse": 1e-3 * (1 if (h1, h2) == (2, 2) else ratio)}) for h1, h2 in head_configs(2)]
-    claims = EXPERIMENT.claims(results, values)
+    claims = EXPERIMENT.claims(results, values, BOOK_STORE)
     assert claims == {"criterion_met_d2": True, "sequence_length_rises_8_16": True, "sequence_length_observed": True,
                       "long_schedule_criterion_met_d2": False}
     tables = EXPERIMENT.tables(results, values)

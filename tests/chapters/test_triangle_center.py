@@ -20,6 +20,10 @@ from transformer_theory.chapters.triangle_center import (DEFAULTS, EXPERIMENT, L
                                                          NEAR_ONE_MIN_NMSE, TriangleCenterParameters, budget_table,
                                                          calculator_predictions, comparison_growth,
                                                          equal_budget_observed, judge, model, nmse_table)
+from transformer_theory.training import default_store  # noqa: E402
+
+#: The run store the claims read weights from: the book profile's (committed runs first).
+BOOK_STORE = default_store("book")
 
 NOTEBOOK = ROOT / "notebooks" / "11_triangle_center.ipynb"
 
@@ -144,7 +148,7 @@ def test_the_claims_are_the_criteria() -> None:
     values = {"seq_lens": [8, 64], "configs": [[2, 2, 24], [4, 4, 48]]}
     results = _results({(2, 2, 24, 8): [LEARNED_MAX_NMSE + 0.01], (2, 2, 24, 64): [0.98], (4, 4, 48, 8): [0.1],
                         (4, 4, 48, 64): [0.9]})
-    assert EXPERIMENT.claims(results, values) == {"observed": False, "learned_2_2_e_24": False,
+    assert EXPERIMENT.claims(results, values, BOOK_STORE) == {"observed": False, "learned_2_2_e_24": False,
                                                   "near_one_2_2_e_24": True, "learned_4_4_e_48": True,
                                                   "near_one_4_4_e_48": True}
     assert set(EXPERIMENT.tables(results, values)) == {"nmse_table", "budget_check", "comparison_growth"}

@@ -33,7 +33,8 @@ def add_hold_notebook(root: Path) -> str:
         """
         import os, re, time
         from pathlib import Path
-        from transformer_theory.storage.results import record
+        from transformer_theory import kernel_context
+        record = kernel_context().record
         record("x_seen", x)
         if pids:
             Path(pids, f".{x}").write_text(f"{os.getpid()} {os.getppid()}")

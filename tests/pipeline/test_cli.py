@@ -261,19 +261,29 @@ def test_reproducibility_page_lists_each_notebook(tiny_project: Path) -> None:
     assert "| 7 | scale = 0.5, x = 3 | `abcdef1+` |" in reproducibility_page("smoke")
 
 
-def test_a_notebook_knows_its_profile(tiny_project) -> None:
-    """The runner tells the kernel its profile (chapters read and store their training runs by it)."""
+def test_a_notebook_knows_its_context(tiny_project) -> None:
+    """The runner tells the kernel its context (its profile, whose run store its chapter reads, and its results
+    file) through the kernel's environment only: this process's environment does not change."""
+    import os
+
     from conftest import make_notebook
+    from transformer_theory.pipeline.context import kernel_context
 
     make_notebook(tiny_project / "notebooks" / "02_profile.ipynb", "x = 1",
-                  "from transformer_theory.storage.results import current_profile, record\n"
-                  "record('profile', current_profile())")
+                  "from transformer_theory import kernel_context\n"
+                  "context = kernel_context()\n"
+                  "context.record('profile', context.profile)\n"
+                  "context.record('store', [str(context.store.root), [str(p) for p in context.store.read_also]])")
+    before = dict(os.environ)
     for profile in ("smoke", "paper"):
         (tiny_project / "params" / f"{profile}.yaml").write_text("01_tiny:\n  scale: 2.0\n02_profile: {}\n")
         result = cli("run", "02_profile", "--profile", profile)
         assert result.returncode == 0, result.stderr
         data = json.loads((tiny_project / "build" / "results" / profile / "02_profile.json").read_text())
         assert data["values"]["profile"] == profile
-    from transformer_theory.storage.results import current_profile
-
-    assert current_profile() == "book"  # an interactive session
+        assert data["values"]["store"] == [str(tiny_project / "build" / "runs" / profile),
+                                           [str(tiny_project / "results" / profile / "runs")]]
+    assert dict(os.environ) == before
+    interactive = kernel_context({})
+    assert interactive.profile == "book" and interactive.results.path is None  # an interactive session
+    assert interactive.record("a", 1) == 1 and interactive.results.values == {"a": 1}

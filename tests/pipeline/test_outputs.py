@@ -60,7 +60,7 @@ def test_a_notebook_run_by_path_keeps_the_chapters_results(tiny_project: Path) -
     chapter_notebook = tiny_project / "build" / "executed" / "smoke" / "01_tiny.ipynb"
     before = chapter.read_bytes(), chapter_notebook.read_bytes()
     other = make_notebook(tiny_project / "elsewhere" / "01_tiny.ipynb", "x = 1\nscale = 1.0",
-                          "from transformer_theory import record\nrecord('z', x)")
+                          "from transformer_theory import kernel_context\nkernel_context().record('z', x)")
     out = cli("run", str(other), "--profile", "smoke")
     assert out.returncode == 0, out.stderr
     assert (chapter.read_bytes(), chapter_notebook.read_bytes()) == before, "the chapter's results were overwritten"

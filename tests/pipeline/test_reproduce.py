@@ -4,6 +4,7 @@ with the committed ``results/<profile>/``, which changes only on accept."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import TINY_INTRINSIC as TINY, make_notebook
+from transformer_theory.pipeline import reproduce as reproduce_module
 from transformer_theory.pipeline.cli import main
 from transformer_theory.pipeline.reproduce import (MAX_ROWS_PER_VALUE, Part, accept, ratio, reproduce_folder,
                                                    run_rows, value_rows)
@@ -32,9 +34,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         """
         if fail:
             raise RuntimeError("asked to fail")
-        from transformer_theory.storage.results import record
-        from transformer_theory.training.tikhonov_runs import Experiment, run_experiments
-        (stages, _), = run_experiments([Experiment("a", [0.1], [5])], N=2, d=2, n=3, n_workers=0).values()
+        from transformer_theory import kernel_context
+        from transformer_theory.chapters.tikhonov_runs import Sweep, run_sweeps
+        context = kernel_context()
+        record = context.record
+        (stages, _), = run_sweeps([Sweep("a", [0.1], [5])], N=2, d=2, n=3, seed=0, store=context.store,
+                                  n_workers=0).values()
         record("y", 2 * x)
         record("min_loss", float(stages[0].losses.min()))
         """,
@@ -63,16 +68,23 @@ def files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_reproduce_compares_and_changes_results_only_on_accept(project: Path, cli) -> None:
+def test_reproduce_compares_and_changes_results_only_on_accept(project: Path, cli, monkeypatch) -> None:
     committed = project / "results" / "smoke"
     committed.mkdir(parents=True)
     (committed / f"{FIT}.json").write_text(json.dumps({"status": "ok", "wall_time_s": 2.0, "values": {"y": 3}}))
     before = files(project / "results")
+    environ, seen, execute = dict(os.environ), [], reproduce_module.execute
 
+    def spy(*args, **kwargs):  # the fresh run store goes to the kernel only, never into this process's environment
+        seen.append(dict(os.environ))
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(reproduce_module, "execute", spy)
     out = cli("reproduce", "--profile", "smoke")
     assert out.returncode == 0, out.stderr
+    assert seen == [environ] and dict(os.environ) == environ
     folder = project / "build" / "reproduce" / "smoke"
-    (run,) = (folder / "runs" / "tikhonov").glob("*.json")  # the fresh run store of the reproduction
+    (run,) = (folder / "runs").glob("*.json")  # the fresh run store of the reproduction
     assert f"| {FIT} | y | 3 | 6 | 2 |" in out.stdout  # committed 3, recomputed 2 x = 6, ratio 2
     assert f"| {FIT} | min_loss | missing |" in out.stdout
     assert f"| `{run.stem[:8]}` Tikhonov ε=0.1, 5 epochs: min loss | missing |" in out.stdout
@@ -91,14 +103,14 @@ def test_reproduce_compares_and_changes_results_only_on_accept(project: Path, cl
     assert out.returncode == 0, out.stderr
     assert "accepted: 2 files written under results/smoke/" in out.stdout
     assert (committed / f"{FIT}.json").read_bytes() == (folder / "results" / f"{FIT}.json").read_bytes()
-    assert (committed / "runs" / "tikhonov" / run.name).read_bytes() == run.read_bytes()
+    assert (committed / "runs" / run.name).read_bytes() == run.read_bytes()
 
     # A second reproduction into another folder trains the run again (the committed record is not read) and
     # gets the same numbers; a complete notebook in the folder is kept on the next call.
     again = project / "again"
     out = cli("reproduce", "--profile", "smoke", "--output", str(again))
     assert out.returncode == 0, out.stderr
-    assert (again / "runs" / "tikhonov" / run.name).is_file() and "(1 tasks, 1 runs" in out.stdout
+    assert (again / "runs" / run.name).is_file() and "(1 tasks, 1 runs" in out.stdout
     assert f"| {FIT} | y | 6 | 6 | 1 (equal) |" in out.stdout and f"| {FIT} | min_loss |" in out.stdout
     assert f"| `{run.stem[:8]}` Tikhonov ε=0.1, 5 epochs: min loss |" in out.stdout
     rows = [line for line in out.stdout.splitlines() if "min loss" in line or "min_loss" in line]
@@ -136,10 +148,12 @@ def test_the_training_chapters_runs_are_trained_first_on_dask(project: Path, cli
     make_notebook(project / "notebooks" / f"{TRAINING_CHAPTER}.ipynb",
                   "\n".join(f"{name} = None" for name in TINY),
                   f"""
-                  from transformer_theory.storage.results import record
+                  from transformer_theory import kernel_context
                   from transformer_theory.chapters import experiment, run_experiment
+                  context = kernel_context()
                   parameters = {{name: globals()[name] for name in {sorted(TINY)!r}}}
-                  results = run_experiment("{TRAINING_CHAPTER}", parameters, n_workers=0)
+                  results = run_experiment("{TRAINING_CHAPTER}", parameters, store=context.store, n_workers=0)
+                  record = context.record
                   record("models_per_task", sorted({{r.record["task"]["models"] for r in results}}))
                   """)
     smoke = project / "params" / "smoke.yaml"
@@ -179,10 +193,10 @@ def test_run_rows_compare_best_nmse_and_tikhonov_losses() -> None:
     engine = {"best_nmse": 0.02, "seed": 1, "task": {"key": "t"},
               "config": {"target": "min_dot", "target_args": {}, "seq_len": 8,
                          "model": {"heads": [1], "ffn_width": 16}}}
-    tikhonov = {"tikhonov_version": 1, "config": {"epochs": [3, 4], "frozen": None},
+    tikhonov = {"kind": "tikhonov", "config": {"epochs": [3, 4], "frozen": None},
                 "stages": [{"eps": 0.1, "losses": [5.0, 2.0, 3.0]}, {"eps": 0.01, "losses": [1.0, 0.5, 0.25, 0.5]}]}
-    recomputed = {"e.json": {**engine, "best_nmse": 0.01}, "tikhonov/k.json": tikhonov, "new.json": engine}
-    rows = run_rows({"e.json": engine, "tikhonov/k.json": tikhonov}, recomputed)
+    recomputed = {"e.json": {**engine, "best_nmse": 0.01}, "k.json": tikhonov, "new.json": engine}
+    rows = run_rows({"e.json": engine, "k.json": tikhonov}, recomputed)
     table = {row["run"]: (row["committed"], row["recomputed"], row["ratio"]) for row in rows}
     assert table["`e` min_dot {}, heads [1], T=8, FFN 16, seed 1: best NMSE"] == ("0.02", "0.01", "0.5")
     assert table["`k` Tikhonov ε=0.1, 3 epochs: min loss"] == ("2", "2", "1 (equal)")

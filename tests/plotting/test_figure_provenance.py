@@ -18,7 +18,7 @@ from transformer_theory.plotting.style import readable_log_ticks  # noqa: E402
 def page(monkeypatch) -> Provenance:
     monkeypatch.setattr(module, "git_commit", lambda: {"commit": "0123456789abcdef", "dirty": True})
     monkeypatch.setenv("TRANSFORMER_THEORY_PROFILE", "smoke")
-    return Provenance.here([1, 0, 1])
+    return Provenance.here([1, 0, 1], "smoke")
 
 
 def test_a_page_figure_names_the_seed_profile_and_commit(page: Provenance) -> None:

@@ -146,6 +146,8 @@ def test_default_store_reads_the_committed_runs_first(tiny_project: Path) -> Non
     store = default_store("book")
     assert store.root == tiny_project / "build" / "runs" / "book"
     assert store.get(RUNS[0]) == records[0] and store.get(RUNS[1]) is None
+    fresh = default_store("book", tiny_project / "fresh")  # a reproduction's store replaces both folders
+    assert (fresh.root, fresh.read_also) == (tiny_project / "fresh", []) and fresh.get(RUNS[0]) is None
 
 
 def test_a_run_trained_in_this_process_is_written_once(tmp_path: Path, monkeypatch) -> None:

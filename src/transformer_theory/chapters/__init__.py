@@ -1,5 +1,6 @@
 """The book's training chapters (07 to 14), one module each, on the training engine of
-:mod:`transformer_theory.training` (which knows no chapter).
+:mod:`transformer_theory.training` (which knows no chapter), and chapter 05 (Paper A's Tikhonov experiment:
+:mod:`.tikhonov`, its runs :mod:`.tikhonov_runs`, jobs of the engine's executor in the same run store).
 
 * :mod:`.experiment` -- what a chapter's experiment is (:class:`~.experiment.Experiment`: named defaults that build
   tagged runs, and the chapter's protocol on them: ``runs``, ``predictions``, ``tables``, ``claims``), what a run's

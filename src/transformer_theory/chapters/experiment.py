@@ -19,9 +19,8 @@ from typing import Any
 from transformer_theory.checks import positive_int, seed_value, unknown_name
 from transformer_theory.infoflow.efficiency import observed_efficient
 from transformer_theory.models.config import TransformerConfig
-from transformer_theory.storage.results import current_profile
 from transformer_theory.training.config import RunConfig
-from transformer_theory.training.store import RunStore, default_store
+from transformer_theory.training.store import RunStore
 
 #: Training settings shared by the experiments (InfoFlow §4 with the sizes measured on CPU).
 TRAINING_DEFAULTS: dict[str, Any] = {
@@ -113,21 +112,18 @@ class Experiment:
         """The chapter's main tables of ``results`` (the runs for ``values``), by name."""
         return self.tabulate(results, self.parameters(values))
 
-    def claims(self, results: Results, values: dict[str, Any] | None = None,
-               store: RunStore | None = None) -> dict[str, bool]:
+    def claims(self, results: Results, values: dict[str, Any] | None, store: RunStore) -> dict[str, bool]:
         """The claims the chapter asserts, judged on ``results`` (the runs for ``values``).
 
         Args:
             results: The :class:`RunResult` of every run of :meth:`runs` for ``values``.
             values: Overrides of the defaults (``None``: the defaults).
-            store: The run store holding the weights of the runs a claim reads (``None``: the default store of
-                the profile the notebook runs under).
+            store: The run store holding the weights of the runs a claim reads (a notebook's ``context.store``).
 
         Returns:
             Claim name -> verdict (a claim that does not apply to these parameters is left out).
         """
-        verdicts = self.judge(results, self.parameters(values), default_store(current_profile()) if store is None
-                              else store)
+        verdicts = self.judge(results, self.parameters(values), store)
         bad = {k: v for k, v in verdicts.items() if not isinstance(k, str) or not isinstance(v, bool)}
         if bad:
             raise TypeError(f"experiment {self.name!r}: claims must map names to bools, got {bad!r}")

@@ -28,6 +28,7 @@ the papers' targets of :mod:`~transformer_theory.infoflow.targets` and the held-
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from transformer_theory.chapters import (ablation, aggregation, calibration, computed, depth_separation, heldout,
@@ -36,10 +37,9 @@ from transformer_theory.checks import unknown_name
 from transformer_theory.chapters.experiment import Experiment, RunResult, best_over_seeds
 from transformer_theory.infoflow import heldout as heldout_suite
 from transformer_theory.infoflow import targets
-from transformer_theory.storage.results import current_profile
 from transformer_theory.training.distributed import train_runs
 from transformer_theory.training.registry import register_targets
-from transformer_theory.training.store import RunStore, default_store
+from transformer_theory.training.store import RunStore
 from transformer_theory.training.tasks import TrainOptions
 
 # the names are part of the runs' keys: chapters 07 to 11 train on the papers' targets, chapter 12 on its own trees
@@ -85,8 +85,8 @@ def experiment(name: str) -> Experiment:
     return EXPERIMENTS[name]
 
 
-def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profile: str | None = None,
-                   store: RunStore | str | None = None, scheduler: str | None = None, n_workers: int | None = None,
+def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, store: RunStore | str | os.PathLike,
+                   scheduler: str | None = None, n_workers: int | None = None,
                    models_per_task: int | None = None, options: TrainOptions = TrainOptions()) -> list[RunResult]:
     """The :class:`~transformer_theory.chapters.experiment.RunResult` (tags and record) of every run of experiment
     ``name`` with ``parameters``.
@@ -97,10 +97,8 @@ def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profi
     Args:
         name: The experiment's name (a chapter notebook's stem, :data:`EXPERIMENTS`).
         parameters: Overrides of the experiment's defaults (``None``: the defaults).
-        profile: The profile whose store is used when ``store`` is not given (default: the profile the notebook
-            runs under, :func:`~transformer_theory.storage.results.current_profile`).
-        store: A folder or :class:`RunStore` (default: ``build/runs/<profile>/``, reading the committed
-            ``results/<profile>/runs/`` first).
+        store: A :class:`RunStore` (a notebook's ``context.store``: ``build/runs/<profile>/``, reading the
+            committed ``results/<profile>/runs/`` first) or a folder.
         scheduler: The address of a running Dask scheduler to train the missing runs on.
         n_workers: Otherwise, the single-threaded workers of a local cluster (default: one per core); ``0``
             trains in this process.
@@ -112,9 +110,7 @@ def run_experiment(name: str, parameters: dict[str, Any] | None = None, *, profi
         list.
     """
     runs = experiment(name).runs(parameters)
-    if store is None:
-        store = default_store(profile or current_profile())
-    elif not isinstance(store, RunStore):
+    if not isinstance(store, RunStore):
         store = RunStore(store)
     records = train_runs([r.config for r in runs], store, scheduler=scheduler, n_workers=n_workers,
                          models_per_task=models_per_task, options=options,

@@ -7,11 +7,22 @@
 * :func:`multi_head_attention` -- the one implementation of attention.
 * :func:`~transformer_theory.models.export.to_torch` -- Paper A's constructed transformers as members
   of the family (import it from :mod:`transformer_theory.models.export`).
+* :mod:`.tikhonov` -- the one-block model of Paper A §6 (:class:`~.tikhonov.TikhonovTransformer`, a :class:`Block`),
+  its synthetic data and its exact interpolant.
 """
 
-from transformer_theory.models.attention import attention_weights, multi_head_attention
-from transformer_theory.models.block import Block
-from transformer_theory.models.config import TransformerConfig
-from transformer_theory.models.transformer import Trace, Transformer
+from __future__ import annotations
 
-__all__ = ["Block", "Trace", "Transformer", "TransformerConfig", "attention_weights", "multi_head_attention"]
+from transformer_theory.lazy import lazy_names
+
+#: name -> module that defines it, loaded on first use (PEP 562, :mod:`transformer_theory.lazy`): the
+#: configuration (:mod:`.config`) does not pull in torch.
+_NAMES = {
+    "attention_weights": "transformer_theory.models.attention",
+    "multi_head_attention": "transformer_theory.models.attention", "Block": "transformer_theory.models.block",
+    "TransformerConfig": "transformer_theory.models.config", "Trace": "transformer_theory.models.transformer",
+    "Transformer": "transformer_theory.models.transformer",
+}
+
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = lazy_names(__name__, _NAMES, globals())

@@ -186,11 +186,11 @@ def _claims(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from transformer_theory.chapters import best_over_seeds, run_experiment
     from transformer_theory.pipeline.profiles import load_profile
-    from transformer_theory.training import TrainOptions
+    from transformer_theory.training import TrainOptions, default_store
 
     options = TrainOptions(device=args.device, compile=args.compile)
     values = {**load_profile(args.profile).get(args.experiment, {}), **_pairs(args.parameter, parse_value)}
-    results = run_experiment(args.experiment, values, profile=args.profile, store=args.store,
+    results = run_experiment(args.experiment, values, store=args.store or default_store(args.profile),
                              scheduler=args.scheduler, n_workers=args.workers,
                              models_per_task=args.models_per_task, options=options)
     for row in best_over_seeds(results):

@@ -1,12 +1,15 @@
 """The kernel manager of every papermill run: its kernel dies with the process that runs the notebook, its
-connection file (which holds the kernel's key) is a path the run chooses and removes however it ends, and it talks
-to the kernel over local (IPC) sockets in a private folder: no TCP port, so no "Kernel is running over TCP without
-encryption" warning."""
+connection file (which holds the kernel's key) is a path the run chooses and removes however it ends, it talks to
+the kernel over local (IPC) sockets in a private folder (no TCP port, so no "Kernel is running over TCP without
+encryption" warning), and its environment holds what the run tells the notebook (the runner's process environment is
+left as it is)."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
@@ -17,6 +20,7 @@ from transformer_theory.pipeline.processes import guarded_command, stopping
 
 #: The connection file and the folder of the IPC sockets of the kernels started in :func:`connection_file_at`.
 _connection_file: ContextVar[tuple[Path, Path] | None] = ContextVar("connection_file", default=None)
+_environment: ContextVar[Mapping[str, str]] = ContextVar("kernel_environment", default={})
 
 
 @contextlib.contextmanager
@@ -36,6 +40,17 @@ def connection_file_at(path: Path) -> Iterator[None]:
             path.unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def kernel_environment_added(values: Mapping[str, str]) -> Iterator[None]:
+    """Kernels started inside the block by :class:`ParentBoundKernelManager` get ``values`` added to the environment
+    they inherit (this process's own environment does not change)."""
+    token = _environment.set(dict(values))
+    try:
+        yield
+    finally:
+        _environment.reset(token)
+
+
 class ParentBoundKernelManager(AsyncKernelManager):
     """nbclient's default manager, with the kernel started through :func:`~.processes.guarded_command`.
 
@@ -46,7 +61,7 @@ class ParentBoundKernelManager(AsyncKernelManager):
     sends no SIGINT first (jupyter_client's habit: a kernel busy with a message then logs "KeyboardInterrupt
     caught in kernel" although nothing was interrupted; the notebook has finished, or the kernel is killed).
     Inside :func:`connection_file_at`, the connection file goes to the path it names and the kernel listens on IPC
-    sockets in that block's folder.
+    sockets in that block's folder; inside :func:`kernel_environment_added`, the kernel's environment gets its values.
     """
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
@@ -59,6 +74,12 @@ class ParentBoundKernelManager(AsyncKernelManager):
             self.transport = "ipc"
             self.ip = str(where[1] / "kernel")  # the sockets are kernel-<port>
         super().write_connection_file(**kwargs)
+
+    async def _async_pre_start_kernel(self, **kw: Any) -> Any:  # every (re)start passes its launch arguments here
+        added = _environment.get()
+        if added:
+            kw["env"] = {**kw.get("env", os.environ), **added}
+        return await super()._async_pre_start_kernel(**kw)
 
     async def _async_interrupt_kernel(self) -> None:  # jupyter_client 8 calls it at the start of a shutdown
         if not self.shutting_down:

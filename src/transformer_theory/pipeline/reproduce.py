@@ -1,8 +1,9 @@
 """``make reproduce``: recompute a profile's results in a folder of their own, compare them with the committed ones.
 
 Every notebook (or the ones named) runs under the profile into ``build/reproduce/<profile>/``: executed
-notebooks in ``executed/``, results JSONs in ``results/``, and a fresh run store in ``runs/`` (through
-:data:`~transformer_theory.storage.paths.RUNS_ENV`), so the training chapters and the Tikhonov runs train
+notebooks in ``executed/``, results JSONs in ``results/``, and a fresh run store in ``runs/`` (passed to each
+kernel, :func:`~.runner.execute`; this process's environment does not change), so the training chapters and the
+Tikhonov runs train
 again and never read the committed ``results/<profile>/``. The runs of the training chapters are trained
 first, all chapters' runs as one sweep on a local Dask cluster (:func:`train_chapters`); their notebooks then
 read them from the store. A notebook whose results there are complete and
@@ -27,7 +28,7 @@ from typing import Any
 
 from transformer_theory.checks import is_real, non_negative_int
 from transformer_theory.pipeline.notebooks import list_notebooks, resolve_notebook
-from transformer_theory.storage.paths import RUNS_ENV, build_dir, results_dir
+from transformer_theory.storage.paths import build_dir, results_dir
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.storage.results import read_results, write_file_atomic, write_text_atomic
 from transformer_theory.pipeline.runner import RunSpec, execute, prepare_run
@@ -86,17 +87,18 @@ def chapter_runs(profile: str, names: Sequence[str]) -> list[Any]:
     return list({run.key: run for run in runs}.values())
 
 
-def train_chapters(profile: str, names: Sequence[str], n_workers: int | None = None) -> dict[str, Any] | None:
+def train_chapters(profile: str, names: Sequence[str], n_workers: int | None = None,
+                   runs: str | os.PathLike | None = None) -> dict[str, Any] | None:
     """Train the runs that the training chapters among ``names`` ask for under ``profile`` and that the run store
     lacks, as one sweep on a local Dask cluster of ``n_workers`` single-threaded workers (default: one per core;
     0: in this process), the costliest tasks first. A notebook alone would train what it misses in its own
     process, one task after another. The store is :func:`~transformer_theory.training.default_store`'s (a
-    reproduction's fresh one through :data:`~transformer_theory.storage.paths.RUNS_ENV`). Returns the runs,
+    reproduction's fresh one: the folder ``runs``). Returns the runs,
     tasks, workers and wall time, or ``None`` when nothing was missing."""
     from transformer_theory.chapters import EXPERIMENTS
     from transformer_theory.training import default_store, plan_tasks, train_runs
 
-    store = default_store(profile)
+    store = default_store(profile, runs)
     missing = [run for run in chapter_runs(profile, names) if store.get(run) is None]
     if not missing:
         return None
@@ -144,27 +146,20 @@ def reproduce(profile: str, notebooks: Sequence[str] | None = None, folder: str 
             raise ValueError(f"no complete, current results in {folder}/results: run `make reproduce` first")
         return parts
     parts = []
-    previous = os.environ.get(RUNS_ENV)
-    os.environ[RUNS_ENV] = str((folder / "runs").resolve())
-    try:
-        training = train_chapters(profile, [spec.name for spec in specs if _complete(spec) is None], n_workers)
-        if training is not None:
-            write_text_atomic(folder / TRAINING_RECORD, json.dumps(training, indent=1))
-        for spec in specs:
-            done = _complete(spec)
-            if done is not None:
-                parts.append(Part(spec, False, done))
-                print(f"{spec.name}: complete in {spec.results.parent}, kept ({done['wall_time_s']:.1f} s)")
-                continue
-            print(f"{spec.name}: running [{profile}] ...", flush=True)
-            result = execute(spec)
-            parts.append(Part(spec, True, result))
-            print(f"{spec.name}: {result['status']} ({result['wall_time_s']:.1f} s)", flush=True)
-    finally:
-        if previous is None:
-            os.environ.pop(RUNS_ENV, None)
-        else:
-            os.environ[RUNS_ENV] = previous
+    runs = (folder / "runs").resolve()
+    training = train_chapters(profile, [spec.name for spec in specs if _complete(spec) is None], n_workers, runs)
+    if training is not None:
+        write_text_atomic(folder / TRAINING_RECORD, json.dumps(training, indent=1))
+    for spec in specs:
+        done = _complete(spec)
+        if done is not None:
+            parts.append(Part(spec, False, done))
+            print(f"{spec.name}: complete in {spec.results.parent}, kept ({done['wall_time_s']:.1f} s)")
+            continue
+        print(f"{spec.name}: running [{profile}] ...", flush=True)
+        result = execute(spec, runs=runs)
+        parts.append(Part(spec, True, result))
+        print(f"{spec.name}: {result['status']} ({result['wall_time_s']:.1f} s)", flush=True)
     return parts
 
 
@@ -268,7 +263,7 @@ def _run_numbers(record: dict[str, Any]) -> list[tuple[str, Any]]:
     """(label, number) of a run record: an engine run's best validation NMSE, or each Tikhonov stage's minimal
     loss."""
     config = record.get("config", {})
-    if "tikhonov_version" in record:
+    if record.get("kind") == "tikhonov":  # chapter 05's runs (chapters.tikhonov_runs.KIND)
         frozen = f", frozen {config.get('frozen')}" if config.get("frozen") else ""
         out = []
         for stage, epochs in zip(record.get("stages", []), config.get("epochs", [])):

@@ -32,8 +32,7 @@ from transformer_theory.pipeline.parameters import check_parameters, point_name
 from transformer_theory.storage.paths import build_dir, check_writable_file
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.storage.provenance import config_hash, environment, parameters_hash, source_hash
-from transformer_theory.storage.results import (PROFILE_ENV, RESULTS_ENV, failed_path, partial_path, read_results,
-                                                  write_json_atomic)
+from transformer_theory.storage.results import failed_path, partial_path, read_results, write_json_atomic
 
 
 @dataclass
@@ -158,8 +157,12 @@ def mark_interrupted(spec: RunSpec) -> bool:
     return True
 
 
-def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
+def execute(spec: RunSpec, *, log_output: bool = False, runs: str | os.PathLike | None = None) -> dict[str, Any]:
     """Execute ``spec`` with papermill (kernel ``python3``) and write its results JSON atomically.
+
+    The kernel learns its profile, its results file and (``runs``, a folder) a run store replacing the profile's
+    from the environment it is started with (:func:`~.context.kernel_environment`; the notebook's
+    :func:`~.context.kernel_context` reads it); this process's environment does not change.
 
     Returns the results dict; its ``status`` is ``"ok"`` or ``"failed"`` (with ``error``; the record and
     notebook are then written to ``<path>.failed`` (:func:`~.results.failed_path`), and the previous results
@@ -170,7 +173,9 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
     """
     import papermill
 
-    from transformer_theory.pipeline.kernels import ParentBoundKernelManager, connection_file_at
+    from transformer_theory.pipeline.context import kernel_environment
+    from transformer_theory.pipeline.kernels import (ParentBoundKernelManager, connection_file_at,
+                                                     kernel_environment_added)
 
     with results_lock(spec.results, f"notebook '{spec.name}' [{spec.profile}]"):
         partial_record, partial_notebook = partial_path(spec.results), partial_path(spec.output)
@@ -194,13 +199,12 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
         write_json_atomic(partial_record, header)
         partial_notebook.unlink(missing_ok=True)  # left by an interrupted run: never move it into place
         spec.output.parent.mkdir(parents=True, exist_ok=True)
-        previous = {name: os.environ.get(name) for name in (RESULTS_ENV, PROFILE_ENV)}
-        os.environ[RESULTS_ENV] = str(partial_record.resolve())
-        os.environ[PROFILE_ENV] = spec.profile
+        kernel_env = kernel_environment(spec.profile, partial_record, runs)
         start = time.perf_counter()
         error = None
         try:
-            with warnings.catch_warnings(), connection_file_at(connection_path(spec.results)):
+            with warnings.catch_warnings(), connection_file_at(connection_path(spec.results)), \
+                    kernel_environment_added(kernel_env):
                 # the partial notebook's name does not end in .ipynb, on purpose
                 warnings.filterwarnings("ignore", message="The specified file .* does not end in")
                 papermill.execute_notebook(
@@ -218,12 +222,6 @@ def execute(spec: RunSpec, *, log_output: bool = False) -> dict[str, Any]:
         except KeyboardInterrupt as exc:
             exc.partial_record = partial_record if mark_interrupted(spec) else None  # type: ignore[attr-defined]
             raise
-        finally:
-            for name, value in previous.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
         failed = [failed_path(spec.results), failed_path(spec.output)]
         record_path, notebook_path = failed if error else (spec.results, spec.output)
         final = {

@@ -16,7 +16,6 @@ import matplotlib.pyplot as plt
 
 from transformer_theory.plotting.style import readable_log_ticks
 from transformer_theory.storage.provenance import git_commit
-from transformer_theory.storage.results import current_profile
 
 #: The characters of a commit shown (git's short form).
 SHORT_COMMIT = 10
@@ -54,12 +53,12 @@ class Provenance:
             raise ValueError(f"run keys must be non-empty strings, got {self.runs!r}")
 
     @classmethod
-    def here(cls, seeds: int | Sequence[int]) -> Provenance:
-        """The provenance of a figure computed in the running notebook from ``seeds``: the profile it runs under
-        (:func:`~transformer_theory.storage.results.current_profile`) and the checkout's commit."""
+    def here(cls, seeds: int | Sequence[int], profile: str) -> Provenance:
+        """The provenance of a figure computed in the running notebook from ``seeds`` under ``profile`` (its
+        context's) at the checkout's commit."""
         git = git_commit()
         commit = git["commit"][:SHORT_COMMIT] + (" + uncommitted changes" if git["dirty"] else "")
-        return cls(current_profile(), commit, tuple(sorted({seeds} if isinstance(seeds, int) else set(seeds))))
+        return cls(profile, commit, tuple(sorted({seeds} if isinstance(seeds, int) else set(seeds))))
 
     def of_runs(self, runs: Iterable[StoredRun]) -> Provenance:
         """This page's provenance for a figure of the stored training ``runs``: their keys and seeds.

@@ -15,9 +15,6 @@ from pathlib import Path
 ROOT_ENV = "TRANSFORMER_THEORY_ROOT"
 #: A project root is a folder holding these entries.
 MARKER = ("params", "notebooks")
-#: Environment variable naming a run-store folder that replaces the default ones (``build/runs/<profile>/``
-#: reading the committed ``results/<profile>/runs/``): ``make reproduce`` trains into a fresh store with it.
-RUNS_ENV = "TRANSFORMER_THEORY_RUNS"
 
 
 def _is_root(folder: Path) -> bool:
@@ -64,15 +61,14 @@ def results_dir() -> Path:
     return project_root() / "results"
 
 
-def run_store_folders(profile: str) -> tuple[Path, list[Path]]:
+def run_store_folders(profile: str, runs: str | os.PathLike | None = None) -> tuple[Path, list[Path]]:
     """Where the training runs of ``profile`` are stored: (the folder written, the folders read first).
 
-    ``$TRANSFORMER_THEORY_RUNS`` alone when set (:data:`RUNS_ENV`); otherwise ``build/runs/<profile>/``,
-    reading the committed ``results/<profile>/runs/`` first.
+    The folder ``runs`` alone when given (``make reproduce`` trains into a fresh store); otherwise
+    ``build/runs/<profile>/``, reading the committed ``results/<profile>/runs/`` first.
     """
-    override = os.environ.get(RUNS_ENV)
-    if override:
-        return Path(override), []
+    if runs is not None:
+        return Path(runs), []
     return build_dir() / "runs" / profile, [results_dir() / profile / "runs"]
 
 

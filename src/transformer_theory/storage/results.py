@@ -1,8 +1,9 @@
 """Key numbers of a notebook run, written atomically to ``build/results/<profile>/<notebook>.json``.
 
-Notebooks call :func:`record`; the runner (:mod:`transformer_theory.pipeline.runner`) tells the kernel where
-to write through the environment variable :data:`RESULTS_ENV` and completes the file with the
-run's provenance (parameters, seed, versions, commit, wall time, status) when papermill finishes.
+Notebooks record them through their context's :class:`Recorder` (``context.record``, see
+:class:`~transformer_theory.training.context.Context`); the runner (:mod:`transformer_theory.pipeline.runner`)
+gives the kernel the file to write and completes it with the run's provenance (parameters, seed, versions, commit,
+wall time, status) when papermill finishes.
 """
 
 from __future__ import annotations
@@ -11,26 +12,11 @@ import json
 import math
 import os
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable
 
 import numpy as np
-
-#: Environment variable holding the results file of the notebook being executed.
-RESULTS_ENV = "TRANSFORMER_THEORY_RESULTS"
-#: Environment variable holding the profile the notebook being executed runs under.
-PROFILE_ENV = "TRANSFORMER_THEORY_PROFILE"
-#: The profile of an interactive session (no runner around it).
-INTERACTIVE_PROFILE = "book"
-
-
-def current_profile() -> str:
-    """The profile of the running notebook (set by the runner), else :data:`INTERACTIVE_PROFILE`: where a
-    chapter's training runs are read from and stored (``results/<profile>/runs/``, ``build/runs/<profile>/``)."""
-    return os.environ.get(PROFILE_ENV) or INTERACTIVE_PROFILE
-
-
-_recorded: dict[str, Any] = {}
 
 
 def to_jsonable(value: Any, *, where: str = "value") -> Any:
@@ -124,27 +110,25 @@ def read_results(path: str | os.PathLike) -> dict | None:
     return data
 
 
-def record(name: str, value: Any) -> Any:
-    """Record a key number of the running notebook under ``name`` and return ``value`` unchanged.
+@dataclass(frozen=True)
+class Recorder:
+    """Where a notebook's key numbers go: ``values`` (this run's, in memory) and, when ``path`` is given (a run of
+    ``python -m transformer_theory run``), that results file, each value added at once (atomically; the runner moves
+    the file into place when the run ends). Meant for a chapter's key numbers, not for long metric histories
+    (training runs keep those in the run store of :mod:`transformer_theory.training`)."""
 
-    Inside a run started by ``python -m transformer_theory run`` the value is added to the run's
-    record at once (atomically; the runner moves the record into place when the run ends); in an
-    interactive session it is only kept in memory
-    (see :func:`recorded`). Each call rewrites the whole file: meant for a chapter's key numbers, not for
-    long metric histories (training runs keep those in the run store of :mod:`transformer_theory.training`).
-    """
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"record: name must be a non-empty string, got {name!r}")
-    clean = to_jsonable(value, where=f"record({name!r})")
-    _recorded[name] = clean
-    path = os.environ.get(RESULTS_ENV)
-    if path:
-        data = read_results(path) or {}
-        data.setdefault("values", {})[name] = clean
-        write_json_atomic(path, data)
-    return value
+    path: Path | None = None
+    values: dict[str, Any] = field(default_factory=dict)
 
-
-def recorded() -> dict[str, Any]:
-    """A copy of everything recorded in this process so far."""
-    return dict(_recorded)
+    def record(self, name: str, value: Any) -> Any:
+        """Record a key number under ``name`` and return ``value`` unchanged (``ValueError`` for an empty name,
+        ``TypeError`` for a value JSON cannot hold, see :func:`to_jsonable`). Each call rewrites the whole file."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"record: name must be a non-empty string, got {name!r}")
+        clean = to_jsonable(value, where=f"record({name!r})")
+        self.values[name] = clean
+        if self.path is not None:
+            data = read_results(self.path) or {}
+            data.setdefault("values", {})[name] = clean
+            write_json_atomic(self.path, data)
+        return value

@@ -1,10 +1,10 @@
-"""Independent jobs and their one executor, :func:`run_jobs`: the engine's training tasks and the Tikhonov runs.
+"""Independent jobs and their one executor, :func:`run_jobs`: the engine's training tasks and jobs of one record.
 
 A :class:`Job` names itself (``key``, also its Dask key), says what it costs (``cost``: the costliest start
 first) and runs (``run()``, in this process or on a Dask worker, so it must pickle). Its result is kept in a
 :class:`JobStore`, which also says whether it already holds a job's whole, valid result (then the job is not
 run). A :class:`StoredJob` gives one record and checks one (``valid``), kept by a
-:class:`~transformer_theory.training.store.RecordStore` under the job's key (the Tikhonov runs); a training
+:class:`~transformer_theory.training.store.RecordStore` under the job's key (chapter 05's runs, :mod:`transformer_theory.chapters.tikhonov_runs`); a training
 task gives a record per run, kept with the runs' weights in the run store
 (:class:`~transformer_theory.training.distributed.TrainingJob`,
 :func:`~transformer_theory.training.distributed.train_runs`).
@@ -100,7 +100,7 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> I
     closed (the local cluster shut down, its scratch space removed) on exit.
     ``ValueError`` naming the address if the scheduler does not answer within :data:`CONNECT_TIMEOUT_S`.
 
-    The project's one executor of independent training jobs: the engine's tasks and the Tikhonov runs.
+    The project's one executor of independent training jobs: the engine's tasks and the jobs of one record.
     """
     import dask
     from distributed import Client, LocalCluster

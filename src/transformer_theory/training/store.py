@@ -10,11 +10,12 @@ readable ones its record counts as missing too (``get(run, weights=True)``). Unf
 checkpoints in ``checkpoints/``.
 
 Locations: ``build/runs/<profile>/`` by default; the committed book-profile runs live in
-``results/<profile>/runs/`` and are read first (:func:`default_store`); ``$TRANSFORMER_THEORY_RUNS``
-replaces both (``make reproduce`` trains into a fresh store). :class:`RecordStore` is the same store for
+``results/<profile>/runs/`` and are read first (:func:`default_store`); a folder given instead replaces both
+(``make reproduce`` trains into a fresh store). :class:`RecordStore` is the same store for
 records of any kind, and keeps the results of jobs of one record for
-:func:`~transformer_theory.training.jobs.run_jobs` (the Tikhonov runs of
-:mod:`~transformer_theory.training.tikhonov_runs`, in the subfolder ``tikhonov/``).
+:func:`~transformer_theory.training.jobs.run_jobs` (chapter 05's runs of
+:mod:`~transformer_theory.chapters.tikhonov_runs`: a :class:`RunStore` keeps them beside the engine's runs, keyed
+with the same :data:`~transformer_theory.training.config.ENGINE_VERSION`).
 """
 
 from __future__ import annotations
@@ -25,15 +26,17 @@ import os
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-
-from transformer_theory.models.transformer import Transformer
 from transformer_theory.storage.paths import run_store_folders
 from transformer_theory.storage.results import write_json_atomic
 from transformer_theory.training.config import ENGINE_VERSION, RunConfig
 from transformer_theory.training.jobs import StoredJob
+
+if TYPE_CHECKING:  # torch is imported where weights are read or written: reading records needs none
+    import torch
+
+    from transformer_theory.models.transformer import Transformer
 
 
 def _is_nmse(value: Any) -> bool:
@@ -172,6 +175,8 @@ class RunStore(RecordStore):
         if not valid_record(record, run):
             raise ValueError(f"record for run {run.key} is inconsistent with the run; not stored")
         if weights is not None:
+            import torch
+
             self.root.mkdir(parents=True, exist_ok=True)
             tmp = self.weights_path(run.key).with_suffix(".pt.tmp")
             torch.save(weights, tmp)
@@ -184,6 +189,8 @@ class RunStore(RecordStore):
         found = self._found(run, weights=True)
         if found is None:
             return None
+        import torch
+
         try:
             return torch.load(found[1], map_location="cpu", weights_only=True)
         except Exception as exc:  # torch raises RuntimeError, pickle errors, ... for a damaged file
@@ -198,13 +205,15 @@ def trained_model(run: RunConfig, store: RunStore) -> Transformer:
         folders = ", ".join(str(root) for root in [*store.read_also, store.root])
         raise ValueError(f"run {run.key}: no readable weights {run.key}.pt beside a valid record in {folders} "
                          "(train_runs with its key in with_weights trains it again)")
+    from transformer_theory.models.transformer import Transformer
+
     model = Transformer(run.model)
     model.load_state_dict(weights)
     return model.eval()
 
 
-def default_store(profile: str) -> RunStore:
-    """``build/runs/<profile>/``, reading the committed ``results/<profile>/runs/`` first (or the store named
-    by ``$TRANSFORMER_THEORY_RUNS`` alone; see :func:`~transformer_theory.storage.paths.run_store_folders`)."""
-    root, read_also = run_store_folders(profile)
+def default_store(profile: str, runs: str | os.PathLike | None = None) -> RunStore:
+    """``build/runs/<profile>/``, reading the committed ``results/<profile>/runs/`` first, or the folder ``runs``
+    alone (see :func:`~transformer_theory.storage.paths.run_store_folders`)."""
+    root, read_also = run_store_folders(profile, runs)
     return RunStore(root, read_also=read_also)

@@ -9,19 +9,10 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_theory.training.tikhonov import (
-    StageResult,
-    TikhonovTransformer,
-    epsilon_sweep,
-    exact_interpolant,
-    frozen_eta_loss_bound,
-    generate_synthetic_data,
-    hausdorff_to_singleton_loss,
-    setup_experiment,
-    squared_norm,
-    tikhonov_bound,
-    train_tikhonov,
-)
+from transformer_theory.chapters.tikhonov_runs import StageResult, epsilon_sweep, tikhonov_bound, train_tikhonov
+from transformer_theory.models.tikhonov import (TikhonovTransformer, exact_interpolant, frozen_eta_loss_bound,
+                                                generate_synthetic_data, hausdorff_to_singleton_loss,
+                                                setup_experiment, squared_norm)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

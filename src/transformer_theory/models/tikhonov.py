@@ -1,40 +1,30 @@
-"""Tikhonov-regularised training of a one-block transformer (Paper A, §6, Figs. 1a/1b).
+"""The model of Paper A's Tikhonov experiment (§6, Figs. 1a/1b), with its data, exact interpolant and loss.
 
 Library version of the official experiment (``tikhonov/`` of the official code,
 github.com/DCN-FAU-AvH/exactInterpTF): synthetic data produced by one transformer block, a model
-class that contains that block (hence an exact interpolant θ*), the Hausdorff-to-singleton loss,
-and Adam training with coupled weight decay ε.
-
-Why the experiment works (Paper A §6, statement reconstructed): with L the data term and
-J_ε(θ) = L(θ) + ε‖θ‖², any global minimiser θ_ε satisfies L(θ_ε) ≤ J_ε(θ_ε) ≤ J_ε(θ*) = ε‖θ*‖²,
-so the optimal training loss scales (at most) linearly in ε. A fitted slope of log(min loss) vs
-log ε far from 1 flags training that did not reach a global minimiser, or a model class without an
-exact interpolant (e.g. η frozen at 0 through ``frozen`` in :func:`train_tikhonov`; its loss floor
-is :func:`frozen_eta_loss_bound`).
+class that contains that block (hence an exact interpolant θ*, :func:`exact_interpolant`), and the
+Hausdorff-to-singleton loss. The model is a one-block member of the family (:class:`TikhonovTransformer`).
 
 Conventions of the official code, kept here: the block is SA *then* FF (the paper's construction
-uses FF then SA); ``torch.optim.Adam(weight_decay=ε)`` adds ε·θ to the gradient, i.e. it
-minimises L + (ε/2)‖θ‖², whereas the plotted threshold is ε‖θ*‖² (the inequality still holds,
-with room to spare).
+uses FF then SA). A model with η frozen at 0 has no exact interpolant: its loss floor is
+:func:`frozen_eta_loss_bound`.
 
-The chapter's trainings run as stored, resumable runs on the engine's Dask executor:
-:mod:`~transformer_theory.training.tikhonov_runs`.
+The chapter's training (Adam with weight decay ε, the ε sweeps, their stored runs) is
+:mod:`transformer_theory.chapters.tikhonov`.
 """
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from transformer_theory.checks import positive_int, seed_value
-from transformer_theory.models import Block, TransformerConfig
+from transformer_theory.models.block import Block
+from transformer_theory.models.config import TransformerConfig
 
 __all__ = [
     "SyntheticData",
@@ -44,10 +34,6 @@ __all__ = [
     "exact_interpolant",
     "squared_norm",
     "hausdorff_to_singleton_loss",
-    "train_tikhonov",
-    "StageResult",
-    "tikhonov_bound",
-    "epsilon_sweep",
     "frozen_eta_loss_bound",
 ]
 
@@ -206,138 +192,6 @@ def hausdorff_to_singleton_loss(pred: torch.Tensor, target: torch.Tensor) -> tor
             f"expected pred (B, n, d) and target (B, d) or (B, 1, d), got {tuple(pred.shape)} and {tuple(target.shape)}"
         )
     return ((pred - target.unsqueeze(1)) ** 2).sum(dim=-1).max(dim=1).values.mean()
-
-
-def train_tikhonov(
-    model: nn.Module,
-    inputs: torch.Tensor,
-    targets: torch.Tensor,
-    eps: float,
-    epochs: int,
-    lr: float = 1e-3,
-    frozen: Mapping[str, float] | None = None,
-    progress: bool = True,
-) -> np.ndarray:
-    """Train ``model`` in place as the official ``train_model``; return the per-epoch data-term loss.
-
-    Adam(lr, weight_decay = ε) with CosineAnnealingLR(T_max = epochs), one full-batch step per
-    epoch (the official DataLoader has batch size N with shuffling, which only permutes the terms
-    of the mean). The loss recorded at epoch k is the data term L(θ_k) before the k-th step.
-    ``frozen`` maps parameter names (as in ``model.named_parameters()``) to a constant they are set
-    to and kept at, e.g. ``{"eta": 0.0}``: a non-residual FF layer, a model class without an exact
-    interpolant whose minimal loss stalls at a floor instead of scaling linearly in ε (the
-    diagnostic of Paper A §6, see :func:`frozen_eta_loss_bound`).
-
-    Args:
-        model: The model, trained in place.
-        inputs: (N, n, d).
-        targets: (N, 1, d) or (N, d).
-        eps: The weight decay ε, positive.
-        epochs: The number of full-batch steps (and the cosine schedule's length).
-        lr: Adam's learning rate.
-        frozen: Parameter name -> the constant it is set to and kept at.
-        progress: Show a tqdm bar.
-
-    Returns:
-        (epochs,): the data term before each step.
-    """
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (eps > 0 and math.isfinite(eps)):
-        raise ValueError(f"regularisation eps must be a positive finite number, got {eps!r}")
-    eps = float(eps)
-    positive_int("epochs", epochs)
-    if not lr > 0:
-        raise ValueError(f"learning rate lr must be positive, got {lr!r}")
-    frozen = dict(frozen or {})
-    names = dict(model.named_parameters())
-    unknown = sorted(set(frozen) - set(names))
-    if unknown:
-        raise ValueError(f"frozen: unknown parameter names {unknown}; the model has {sorted(names)}")
-    with torch.no_grad():
-        for name, value in frozen.items():
-            names[name].fill_(float(value))
-    trainable = [p for name, p in names.items() if name not in frozen]
-    # fused=True: the same Adam update in one kernel (about 3x cheaper on CPU for these tiny tensors).
-    optimizer = torch.optim.Adam(trainable, lr=lr, weight_decay=eps, fused=True)
-    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
-    losses = np.empty(epochs)
-    model.train()
-    for epoch in tqdm(range(epochs), desc=f"eps={eps:g}", disable=not progress, mininterval=2.0):
-        optimizer.zero_grad()
-        loss = hausdorff_to_singleton_loss(model(inputs), targets)
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
-        losses[epoch] = loss.item()
-    return losses
-
-
-@dataclass(frozen=True)
-class StageResult:
-    """One ε of a sweep: the per-epoch data-term losses, and the data term and ‖θ‖² of the parameters the
-    stage ended with (after its last step)."""
-
-    eps: float
-    losses: np.ndarray
-    final_loss: float
-    final_sq_norm: float
-
-    @property
-    def min_loss(self) -> float:
-        """The smallest per-epoch data term of the stage."""
-        return float(self.losses.min())
-
-    @property
-    def objective(self) -> float:
-        """``J(θ) = L(θ) + (ε/2)‖θ‖²`` at the final parameters: the objective ``Adam(weight_decay=ε)`` minimises."""
-        return self.final_loss + self.eps / 2 * self.final_sq_norm
-
-    def certifies_not_global(self, theta_star_sq_norm: float) -> bool:
-        """``J(θ) > (ε/2)‖θ*‖² = J(θ*)``: then θ is provably not a global minimiser of J (see
-        :func:`tikhonov_bound`)."""
-        return self.objective > tikhonov_bound(self.eps, theta_star_sq_norm)
-
-
-def tikhonov_bound(eps: float, theta_star_sq_norm: float) -> float:
-    """``(ε/2)‖θ*‖²``: an upper bound on ``L(θ_ε) ≤ J(θ_ε) ≤ J(θ*)`` for every global minimiser θ_ε of
-    ``J = L + (ε/2)‖θ‖²`` when ``L(θ*) = 0`` (Paper A §6, statement reconstructed). The official figure's
-    threshold line ε‖θ*‖² is twice this bound."""
-    return eps / 2 * theta_star_sq_norm
-
-
-def epsilon_sweep(
-    model: nn.Module,
-    inputs: torch.Tensor,
-    targets: torch.Tensor,
-    eps_list: Sequence[float],
-    epochs_list: Sequence[int],
-    lr: float = 1e-3,
-    frozen: Mapping[str, float] | None = None,
-    progress: bool = True,
-) -> list[StageResult]:
-    """Fig. 1b protocol (``tikhonovEpsilon.py``): train the *same* model successively (warm start).
-
-    For each ε (with its number of epochs) run :func:`train_tikhonov`; each stage records its loss curve and
-    the data term and squared norm of the parameters it ends with.
-
-    Args:
-        eps_list: The ε of the successive stages.
-        epochs_list: The epochs of each stage (same length as ``eps_list``).
-        lr, frozen, progress: As in :func:`train_tikhonov` (``model``, ``inputs``, ``targets`` too).
-
-    Returns:
-        One :class:`StageResult` per stage.
-    """
-    if len(eps_list) != len(epochs_list) or len(eps_list) == 0:
-        raise ValueError(
-            f"eps_list and epochs_list must be non-empty and of equal length, got {len(eps_list)} and {len(epochs_list)}"
-        )
-    stages = []
-    for eps, epochs in zip(eps_list, epochs_list):
-        losses = train_tikhonov(model, inputs, targets, eps, epochs, lr=lr, frozen=frozen, progress=progress)
-        with torch.no_grad():
-            final = hausdorff_to_singleton_loss(model(inputs), targets).item()
-        stages.append(StageResult(float(eps), losses, final, squared_norm(model)))
-    return stages
 
 
 def frozen_eta_loss_bound(targets: torch.Tensor, ff_width: int = FF_WIDTH) -> float:

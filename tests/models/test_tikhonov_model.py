@@ -8,8 +8,9 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_theory.training.tikhonov import (TikhonovTransformer, exact_interpolant, generate_synthetic_data,
-                                                       hausdorff_to_singleton_loss, train_tikhonov)
+from transformer_theory.chapters.tikhonov_runs import train_tikhonov
+from transformer_theory.models.tikhonov import (TikhonovTransformer, exact_interpolant, generate_synthetic_data,
+                                                hausdorff_to_singleton_loss)
 from transformer_theory.models import Block
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
