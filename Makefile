@@ -42,13 +42,15 @@ html: execute
 
 book: html
 
-## unit tests, smoke execution, nbval on the executed notebooks, the book build, the browser check
+## unit tests, smoke execution, nbval on the executed notebooks, the book build, the browser check;
+## each part on $(JOBS) processes (pytest-xdist; a notebook's cells, and a page's checks, stay in one process)
 test: $(STAMP)
-	$(PY) -m pytest tests --ignore=tests/book
+	$(PY) -m pytest tests --ignore=tests/book -n $(JOBS)
 	$(MAKE) --no-print-directory html PROFILE=smoke
 	# nbval's kernels re-run the smoke notebooks: they read their profile (and run store) as the runner's kernels do
-	TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/executed/smoke/*.ipynb
-	$(PY) -m pytest tests/book
+	TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
+		-n $(JOBS) --dist loadfile build/executed/smoke/*.ipynb
+	$(PY) -m pytest tests/book -n $(JOBS) --dist loadgroup
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks
