@@ -13,7 +13,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 NAMES := $(notdir $(basename $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))))
-EXECUTED := $(NAMES:%=build/executed/$(PROFILE)/%.ipynb)
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+# last chapter first: make -j and xdist start them in this order, and the training chapters (07-14) take longest
+EXECUTED := $(call reverse,$(NAMES:%=build/executed/$(PROFILE)/%.ipynb))
 SRC := $(shell find src -name '*.py' 2>/dev/null)
 
 .PHONY: book test execute html lab reproduce accept benchmark clean
@@ -49,7 +51,7 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory html PROFILE=smoke
 	# nbval's kernels re-run the smoke notebooks: they read their profile (and run store) as the runner's kernels do
 	TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
-		-n $(JOBS) --dist loadfile build/executed/smoke/*.ipynb
+		-n $(JOBS) --dist loadfile $(call reverse,$(NAMES:%=build/executed/smoke/%.ipynb))
 	$(PY) -m pytest tests/book -n $(JOBS) --dist loadgroup
 
 lab: $(STAMP)
