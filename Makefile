@@ -45,7 +45,7 @@ html: execute
 book: html
 
 ## unit tests, smoke execution, nbval on the executed notebooks, the book build, the browser check;
-## each part on $(JOBS) processes (pytest-xdist; a notebook's cells, and a page's checks, stay in one process)
+## all but the book build on $(JOBS) processes (pytest-xdist; a notebook's cells, and a page's checks, stay in one process)
 test: $(STAMP)
 	$(PY) -m pytest tests --ignore=tests/book -n $(JOBS)
 	$(MAKE) --no-print-directory html PROFILE=smoke
