@@ -19,7 +19,9 @@ PROFILES := $(notdir $(basename $(sort $(wildcard params/*.yaml))))
 ifneq ($(words $(PROFILE)) $(PROFILE),1 $(filter $(PROFILES),$(PROFILE)))
 $(error PROFILE=$(PROFILE) is not a profile. Valid profiles (params/*.yaml): $(PROFILES))
 endif
-EXECUTED := $(NAMES:%=build/executed/$(PROFILE)/%.ipynb)
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+# last chapter first: make -j and xdist start them in this order, and the training chapters (07-14) take longest
+EXECUTED := $(call reverse,$(NAMES:%=build/executed/$(PROFILE)/%.ipynb))
 SRC := $(shell find src -name '*.py' 2>/dev/null)
 
 .PHONY: book test execute html lab reproduce accept benchmark clean
@@ -48,13 +50,15 @@ html: execute
 
 book: html
 
-## unit tests, smoke execution, nbval on the executed notebooks, the book build, the browser check
+## unit tests, smoke execution, nbval on the executed notebooks, the book build, the browser check;
+## all but the book build on $(JOBS) processes (pytest-xdist; a notebook's cells, and a page's checks, stay in one process)
 test: $(STAMP)
-	$(PY) -m pytest tests --ignore=tests/book
+	$(PY) -m pytest tests --ignore=tests/book -n $(JOBS)
 	$(MAKE) --no-print-directory html PROFILE=smoke
 	# nbval's kernels re-run the smoke notebooks: they read their profile (and run store) as the runner's kernels do
-	TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/executed/smoke/*.ipynb
-	$(PY) -m pytest tests/book
+	TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
+		-n $(JOBS) --dist loadfile $(call reverse,$(NAMES:%=build/executed/smoke/%.ipynb))
+	$(PY) -m pytest tests/book -n $(JOBS) --dist loadgroup
 
 ## JupyterLab on the notebooks (as root with --allow-root); LAB_ARGS="--no-browser --port 8899": more options
 lab: $(STAMP)

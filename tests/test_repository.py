@@ -6,6 +6,7 @@ import ast
 import logging
 import re
 import shlex
+import sys
 
 import nbformat
 import pytest
@@ -132,6 +133,13 @@ def test_requirements_pinned_exactly() -> None:
     for needed in ("sphinx-mathjax-offline", "sphinx-proof", "sphinxcontrib-bibtex", "papermill", "nbval",
                    "jupyterlab", "numpy", "matplotlib", "tqdm", "pytest", "hypothesis", "playwright"):
         assert needed in pins, f"requirements.txt misses {needed}"
+
+
+def test_reading_a_notebook_builds_no_rfc3987_parser() -> None:
+    """jsonschema 4.25+ (nbformat's validator) builds an Earley parser on import, 1.6 s of CPU in every process
+    that reads a notebook, dozens of times in ``make test``: requirements.txt pins one that does not."""
+    nbformat.validate(nbformat.v4.new_notebook())
+    assert "rfc3987_syntax" not in sys.modules
 
 
 #: References a reader cannot open: the project's background notes and their provenance tags.

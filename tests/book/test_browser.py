@@ -34,6 +34,13 @@ REDIRECTS = {p: m.group(1) for p in PAGES if (m := REDIRECT.fullmatch((HTML / p)
 CONTENT_PAGES = [p for p in PAGES if p not in REDIRECTS]
 CHAPTERS = [p for p in CONTENT_PAGES if p.startswith("notebooks/")]
 
+
+def by_page(pages: list[str]) -> list:
+    """``pages`` as parameters whose checks share one xdist group per page (``--dist loadgroup``), so that one
+    worker visits each page once."""
+    return [pytest.param(p, marks=pytest.mark.xdist_group(p)) for p in pages]
+
+
 #: What raw Markdown or TeX looks like once it reached the reader as text.
 RAW_MARKUP = {
     "TeX delimiter": re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\sum|\\mathbb"),
@@ -212,7 +219,7 @@ def test_book_has_pages(book_html: Path) -> None:
     assert "index.html" in PAGES and CHAPTERS
 
 
-@pytest.mark.parametrize("page_path", CONTENT_PAGES)
+@pytest.mark.parametrize("page_path", by_page(CONTENT_PAGES))
 def test_math_is_typeset_without_errors(page_path: str, rendered) -> None:
     page = rendered(page_path)
     assert page.n_typeset >= page.n_math, f"{page_path}: {page.n_math - page.n_typeset} math elements not typeset"
@@ -221,7 +228,7 @@ def test_math_is_typeset_without_errors(page_path: str, rendered) -> None:
     assert not doubled, f"{page_path}: {len(doubled)} formulas with a doubled backslash: {doubled[:5]}"
 
 
-@pytest.mark.parametrize("page_path", CONTENT_PAGES)
+@pytest.mark.parametrize("page_path", by_page(CONTENT_PAGES))
 def test_no_raw_markup_outside_code(page_path: str, rendered) -> None:
     page = rendered(page_path)
     found = raw_markup(page.texts)
@@ -229,20 +236,20 @@ def test_no_raw_markup_outside_code(page_path: str, rendered) -> None:
     assert not found, f"{page_path}: raw markup {dict(found)}, e.g. {examples[:3]}"
 
 
-@pytest.mark.parametrize("page_path", CONTENT_PAGES)
+@pytest.mark.parametrize("page_path", by_page(CONTENT_PAGES))
 def test_no_internal_references(page_path: str, rendered) -> None:
     cited = INTERNAL_REFERENCE.findall(rendered(page_path).main_text)
     assert not cited, f"{page_path}: cites the project's internal notes: {cited}"
 
 
-@pytest.mark.parametrize("page_path", CONTENT_PAGES)
+@pytest.mark.parametrize("page_path", by_page(CONTENT_PAGES))
 def test_images_load_and_no_console_errors(page_path: str, rendered) -> None:
     page = rendered(page_path)
     assert not page.errors, f"console errors on {page_path}: {page.errors}"
     assert not page.broken_images, f"images that did not load on {page_path}: {page.broken_images}"
 
 
-@pytest.mark.parametrize("page_path", CONTENT_PAGES)
+@pytest.mark.parametrize("page_path", by_page(CONTENT_PAGES))
 def test_internal_links_resolve(page_path: str, rendered, book_html: Path) -> None:
     for href in rendered(page_path).links:
         check_internal_link(page_path, href, book_html)
@@ -253,7 +260,7 @@ def test_redirect_resolves(page_path: str, book_html: Path) -> None:
     check_internal_link(page_path, REDIRECTS[page_path], book_html)  # index.html only forwards to the first chapter
 
 
-@pytest.mark.parametrize("page_path", CHAPTERS)
+@pytest.mark.parametrize("page_path", by_page(CHAPTERS))
 def test_chapter_ends_with_run_it_yourself(page_path: str, rendered) -> None:
     box = rendered(page_path).last_cell_box
     stem = Path(page_path).stem
