@@ -67,3 +67,14 @@ def test_the_chapters_claims_are_typed_and_agree_with_its_checks() -> None:
     assert [c.verdict for c in claims] == ["not observed"]  # the controls are not in the book profile yet
     assert "best over seeds 0 and 1" in claims[0].ours and "7 of 8 arms" in claims[0].reason
     assert VALUES["claims"]["prediction_held"] is False and VALUES["claims"]["doubling_prediction_held"] is True
+
+
+def test_the_oracle_control_at_D_3_represents_the_mechanism() -> None:
+    """Layer 1 set at the mechanism, then everything trained (D = 3, T = 8, 32 000 steps, seed 0): the family holds
+    the mechanism (CONTROL_BAR met) and was still learning; the other controls are not in the book profile yet, so the
+    control prediction is not judged."""
+    oracle = [r for r in VALUES["ablation_table"] if r["arm"] == "oracle attention"]
+    assert [(r["D"], r["steps"], r["seeds"]) for r in oracle] == [(3, 32000, [0])]
+    assert oracle[0]["nmse_full"] < 3e-5 and oracle[0]["ratio"] > 100 and oracle[0]["meets_bar"] is True
+    assert oracle[0]["half_gain"] > 1.5  # still learning when the schedule ended
+    assert VALUES["analysis"]["control"]["oracle_meets_bar"] is True and VALUES["analysis"]["control"]["held"] is None
