@@ -15,7 +15,7 @@ import torch
 from conftest import TINY_INTRINSIC as TINY, cli, make_notebook
 from transformer_theory.models import Transformer
 from transformer_theory.chapters import EXPERIMENTS, RunResult, best_over_seeds, experiment, run_experiment
-from transformer_theory.chapters.experiment import Experiment, applicable, claim_name
+from transformer_theory.chapters.experiment import Experiment, applicable, book_efficiency, claim_name
 from transformer_theory.training import TrainOptions, plan_tasks
 from transformer_theory.training.jobs import CONNECT_TIMEOUT_S, dask_client
 from transformer_theory.training import default_store
@@ -257,3 +257,15 @@ def test_half_gains_read_the_best_seed_of_each_configuration() -> None:
     assert rows[0]["seed_half_gain"] == {0: pytest.approx(2.0), 1: pytest.approx(2.5)}
     assert rows[0]["half_gain"] == pytest.approx(2.5)  # seed 1 has the best NMSE
     assert rows[1] == {"heads": [2], "T": 8, "seed_half_gain": {0: None}, "half_gain": None}  # diverged
+
+
+def test_book_efficiency_judges_a_plateau_against_its_siblings() -> None:
+    """P1 Table 2's one-layer means (h = 3 plateaus at 1e-3, h = 4 sits 1000x lower): the absolute rule alone calls
+    h = 3 efficient, the sibling rule does not; a configuration of another target is no sibling."""
+    rows = [{"h": h, "target": "max", "T": T, "nmse": v} for h, by_T in
+            {3: {8: 6.9e-4, 128: 1.6e-3}, 4: {8: 1.5e-6, 128: 2.5e-6}}.items() for T, v in by_T.items()]
+    rows += [{"h": 1, "target": "other", "T": T, "nmse": 1e-3} for T in (8, 128)]
+    judged = {r["h"]: r for r in book_efficiency(rows, ["h"], siblings=["target"])}
+    assert judged[3]["absolute_efficient"] and not judged[3]["observed_efficient"]
+    assert judged[4]["observed_efficient"] and judged[1]["observed_efficient"]
+    assert not {r["h"]: r for r in book_efficiency(rows, ["h"])}[1]["observed_efficient"]  # one target: 1 is 400x h = 4

@@ -281,34 +281,47 @@ def curve_summary(record: Mapping[str, Any]) -> dict[str, Any]:
             "late_gain": gain(0.75), "half_gain": gain(0.5)}
 
 
-def book_efficiency(rows: Sequence[Mapping[str, Any]], by: Sequence[str]) -> list[dict[str, Any]]:
-    """The book's criterion for "observed efficient" (:data:`~transformer_theory.infoflow.efficiency.EFFICIENCY`)
-    on a chapter's table.
+def book_efficiency(rows: Sequence[Mapping[str, Any]], by: Sequence[str],
+                    siblings: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The book's criterion for "observed efficient" (:func:`~transformer_theory.infoflow.efficiency.observed_efficient`,
+    calibrated on P1's known answers) on a chapter's table.
 
     Args:
         rows: Table rows with ``T``, ``nmse`` (best validation NMSE; ``None``: every run diverged) and optionally
             ``predicted_efficient``.
         by: The keys that name a configuration (its rows at the different T are judged together).
+        siblings: The keys that name a configuration's target: the configurations with the same values of these
+            keys are its siblings (trained on the same target at the same budget), and a configuration must come
+            within :data:`~transformer_theory.infoflow.efficiency.SIBLING_GAP` of the best of them at its largest
+            T; ``()``: every configuration of the table is a sibling.
 
     Returns:
         One row per configuration trained at two or more T, in the order of first appearance: the ``by`` values,
-        ``nmse_by_T``, ``observed_efficient`` and ``predicted_efficient`` (``None`` where the rows lack it or
-        disagree), and ``agrees`` (``None`` without a prediction).
+        ``nmse_by_T``, ``observed_efficient`` (the calibrated criterion), ``absolute_efficient`` (the absolute rule
+        alone, :data:`~transformer_theory.infoflow.efficiency.EFFICIENCY`, the book's criterion before the
+        calibration: where the two differ, the calibration changed the verdict), ``predicted_efficient`` (``None``
+        where the rows lack it or disagree), and ``agrees`` (``None`` without a prediction).
     """
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:
         groups.setdefault(repr([r[k] for k in by]), []).append(r)
+    best: dict[tuple[str, Any], float] = {}  # (target, T) -> the best NMSE of the siblings there
+    for r in rows:
+        key = (repr([r[k] for k in siblings]), r["T"])
+        best[key] = min(best.get(key, math.inf), math.inf if r["nmse"] is None else r["nmse"])
     out = []
     for members in groups.values():
         nmse = {m["T"]: math.inf if m["nmse"] is None else m["nmse"] for m in members}
         if len(nmse) < 2:
             continue
+        target = repr([members[0][k] for k in siblings])
+        reference = {T: best[(target, T)] for T in nmse}
         predicted = {m.get("predicted_efficient") for m in members}
         pred = predicted.pop() if len(predicted) == 1 else None
-        observed = observed_efficient(nmse)
+        observed = observed_efficient(nmse, reference_by_T=reference)
         out.append({**{k: members[0][k] for k in by}, "nmse_by_T": dict(sorted(nmse.items())),
-                    "observed_efficient": observed, "predicted_efficient": pred,
-                    "agrees": None if pred is None else observed == pred})
+                    "observed_efficient": observed, "absolute_efficient": observed_efficient(nmse),
+                    "predicted_efficient": pred, "agrees": None if pred is None else observed == pred})
     return out
 
 
