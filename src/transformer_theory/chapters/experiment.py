@@ -325,6 +325,22 @@ def book_efficiency(rows: Sequence[Mapping[str, Any]], by: Sequence[str],
     return out
 
 
+def criterion_changes(rows: Sequence[Mapping[str, Any]], by: Sequence[str]) -> list[str]:
+    """The configurations of :func:`book_efficiency`'s ``rows`` whose verdict the calibration changed (the calibrated
+    criterion against the absolute rule alone), each named by its ``by`` values."""
+    return [", ".join(f"{k} = {r[k]}" for k in by) for r in rows if r["observed_efficient"] != r["absolute_efficient"]]
+
+
+def efficiency_reason(rows: Sequence[Mapping[str, Any]], by: Sequence[str]) -> str:
+    """A claim's reason on :func:`book_efficiency`'s ``rows``: how many configurations the book's calibrated criterion
+    observes as predicted, and which verdicts the calibration changed."""
+    agree = sum(bool(r["agrees"]) for r in rows)
+    changed = criterion_changes(rows, by)
+    return (f"by the book's criterion (calibrated on P1) {agree} of {len(rows)} configurations are observed as "
+            f"predicted; the calibration " + (f"changed the verdict of {'; '.join(changed)}" if changed
+                                              else "changed no verdict"))
+
+
 def training_seconds(results: Results) -> float:
     """Training wall time of ``results``: the sum over the distinct tasks they were trained in (the runs of one
     task share its time), each counted once."""
