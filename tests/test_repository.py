@@ -163,6 +163,25 @@ def test_notebook_defines_no_functions(path) -> None:
     assert not defined, f"{path.name} defines {defined}: move them into the library"
 
 
+#: The training chapters display a typed analysis (issue 32): limits on their code.
+DISPLAY_LIMITS = {"code_lines": 100, "asserts": 3, "glue_calls": 3}
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if 7 <= int(p.stem[:2]) <= 14], ids=lambda p: p.stem)
+def test_training_notebooks_only_display_their_analysis(path) -> None:
+    """At most 100 non-blank code lines and 3 asserts, no lambda, and the prose's numbers glued (at least 3 glue
+    calls): the computation is the chapter's analysis in the library, checked by its tests."""
+    sources = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    lines = [line for s in sources for line in s.splitlines() if line.strip()]
+    nodes = [node for s in sources for node in ast.walk(ast.parse(s))]
+    asserts = sum(isinstance(node, ast.Assert) for node in nodes)
+    lambdas = sum(isinstance(node, ast.Lambda) for node in nodes)
+    glue = sum(isinstance(node, ast.Call) and getattr(node.func, "id", None) == "glue" for node in nodes)
+    assert len(lines) <= DISPLAY_LIMITS["code_lines"], f"{path.name}: {len(lines)} code lines"
+    assert asserts <= DISPLAY_LIMITS["asserts"] and not lambdas, f"{path.name}: {asserts} asserts, {lambdas} lambdas"
+    assert glue >= DISPLAY_LIMITS["glue_calls"], f"{path.name}: {glue} glue calls"
+
+
 DOUBLED_TEX_COMMAND = re.compile(r"\\\\[A-Za-z]")
 
 
