@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from transformer_theory.chapters.ablation import (ARMS, CONTROL_PREDICTION, CONTROLS, CRITERION, AblationParameters,
+from transformer_theory.chapters.ablation import (ARMS, CONTROL_BAR, CONTROL_PREDICTION, CONTROLS, CRITERION,
+                                                  AblationParameters,
                                                   ablation_curves, ablation_table, budget_check_table,
                                                   control_prediction_check, doubled, doubling_check,
                                                   prediction_check)
@@ -19,7 +20,8 @@ from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE
 from transformer_theory.training.store import RunStore
 
-__all__ = ["HYPOTHESES", "AblationAnalysis", "analyse", "arm_reading", "reading_paragraphs", "verdicts"]
+__all__ = ["HYPOTHESES", "AblationAnalysis", "analyse", "arm_reading", "best_from_scratch", "control_claims",
+           "reading_controls", "reading_paragraphs", "verdicts"]
 
 
 #: What each arm tests (the hypothesis the reading names beside the arm's verdict).
@@ -178,6 +180,7 @@ def verdicts(a: AblationAnalysis) -> list[Claim]:
             f"{learning} of {len(gains)} arms' (D, D) models were still learning (half_gain {_fmt(min(gains))} to "
             f"{_fmt(max(gains))}), so no arm is ruled out at longer budgets"
             + ("; the wide FFN helps at twice the budget" if a.doubling.get("wide_ffn_helps_doubled") else "")))
+    claims_ += control_claims(a)
     if a.control["held"] is not None:
         bar = [x for x in a.controls if x["arm"] == "oracle attention"]
         claims_.append(Claim(
@@ -190,14 +193,85 @@ def verdicts(a: AblationAnalysis) -> list[Claim]:
     return claims_
 
 
+def _control_row(x: Mapping[str, Any]) -> str:
+    learning = x["half_gain"] is not None and x["half_gain"] >= BUDGET_TOLERANCE
+    return (f"{x['arm']} (D, D) {_fmt(x['nmse_full'])}, ratio {_fmt(x['ratio'])}"
+            + (" (still learning)" if learning else ""))
+
+
+def best_from_scratch(a: AblationAnalysis, D: int) -> Mapping[str, Any] | None:
+    """The control trained from a random start (every control but ``oracle attention``) with the lowest (D, D) NMSE
+    among those that meet :data:`~transformer_theory.chapters.ablation.CONTROL_BAR` at ``D``, else among all; ``None``
+    where none is trained at ``D``."""
+    rows = [x for x in a.controls if x["D"] == D and x["arm"] != "oracle attention" and x["nmse_full"] is not None]
+    met = [x for x in rows if x["meets_bar"]]
+    return min(met or rows, key=lambda x: x["nmse_full"], default=None)
+
+
+def control_claims(a: AblationAnalysis) -> list[Claim]:
+    """Issue 33's two questions at each D the controls are trained at, as two claims: does the family *represent*
+    §4.1's mechanism (the oracle control: layer 1 set at the mechanism, then everything trained), and does training
+    *find* it from a random start (the best from-scratch control)? Each meets :data:`CONTROL_BAR` or not."""
+    Ds = sorted({x["D"] for x in a.controls})
+    oracle = {x["D"]: x for x in a.controls if x["arm"] == "oracle attention"}
+    scratch = {D: best for D in Ds if (best := best_from_scratch(a, D)) is not None}
+    bar = f"the bar: (D, D) ≤ {CONTROL_BAR['max_full']:g} and ratio ≥ {CONTROL_BAR['min_ratio']:g}"
+    paper = "; ".join(f"D = {D}: (D, D) {_fmt(INTRINSIC_DIMENSION_NMSE[D]['(D,D)'])} at T = 64" for D in Ds
+                      if D in INTRINSIC_DIMENSION_NMSE)
+    steps, seeds = a.params.control_steps, list(a.params.control_seeds)
+    out = []
+    if oracle:
+        out.append(Claim(
+            "14_mechanism_ablation", "InfoFlow §4.1 (this book's control)", "two layers of D heads can represent the "
+            "mechanism: learnt once found", "summaries", paper or "a sharp transition at h = D",
+            "; ".join(f"D = {D}: " + _control_row(x) for D, x in sorted(oracle.items())),
+            "reproduced qualitatively" if all(x["meets_bar"] for x in oracle.values()) else "not observed",
+            f"layer 1 set at the mechanism, then everything trained ({steps} steps, seeds {seeds}, T = "
+            f"{a.params.control_seq_len}, not the paper's 64); {bar}; a control, not a way to train"))
+    if scratch:
+        departure = any(x["arm"] in ("gated FFN", "term curriculum") for x in scratch.values())
+        out.append(Claim(
+            "14_mechanism_ablation", "InfoFlow §4.1 (this book's control)", "training finds the mechanism from a "
+            "random start", "summaries", paper or "a sharp transition at h = D",
+            "; ".join(f"D = {D}, best: " + _control_row(x) for D, x in sorted(scratch.items())),
+            "reproduced qualitatively" if all(x["meets_bar"] for x in scratch.values()) else "not observed",
+            f"the best of the controls trained from a random start ({steps} steps, seeds {seeds}); {bar}"
+            + ("; the gated FFN is a departure from the papers' GeLU FFN" if departure else "")))
+    return out
+
+
+def reading_controls(a: AblationAnalysis) -> str:
+    """The controls' reading at each D they are trained at: what the family represents (oracle attention) and what
+    training finds from a random start, every number from the table."""
+    if not a.controls:
+        return "*(No control is trained under this profile: `controls` is empty.)*"
+    parts = []
+    for D in sorted({x["D"] for x in a.controls}):
+        rows = [x for x in a.controls if x["D"] == D]
+        oracle = next((x for x in rows if x["arm"] == "oracle attention"), None)
+        best = best_from_scratch(a, D)
+        text = f"**At $D = {D}$.** "
+        if oracle is not None:
+            text += (f"Set at the mechanism and then trained, the family {'holds' if oracle['meets_bar'] else 'loses'} "
+                     f"it: oracle attention reaches $(D, D)$ {_fmt(oracle['nmse_full'])} with a ratio of "
+                     f"{_fmt(oracle['ratio'])} ({'meeting' if oracle['meets_bar'] else 'missing'} the bar). ")
+        scratch = [x for x in rows if x["arm"] != "oracle attention"]
+        if scratch:
+            text += ("From a random start: " + "; ".join(_control_row(x) for x in scratch) + ". "
+                     + (f"The best from-scratch control, {best['arm']}, "
+                        f"**{'meets' if best['meets_bar'] else 'misses'} the bar**." if best is not None else ""))
+        parts.append(text)
+    return "\n\n".join(parts)
+
+
 def reading_paragraphs(a: AblationAnalysis) -> dict[str, str]:
     """The chapter's reading of its results as MyST paragraphs, by name (``arms``, ``prediction``, ``retrieval``,
     ``budget``), every number and every verdict-dependent word computed from ``a`` (the notebook glues them, so a page
     executed under any profile says what its own tables show); a part whose runs are not in the profile says so."""
-    r, out = a.reading, {}
+    r, out = a.reading, {"controls": reading_controls(a)}
     if "base_ratio" not in r:
-        return {k: "*(This part needs the baseline and the wide FFN, which this profile leaves out.)*"
-                for k in ("arms", "prediction", "retrieval", "budget")}
+        return {**out, **{k: "*(This part needs the baseline and the wide FFN, which this profile leaves out.)*"
+                          for k in ("arms", "prediction", "retrieval", "budget")}}
     helping = [x["arm"] for x in a.arms if x["helps"]]
     out["arms"] = (
         f"**{'No arm helps' if not helping else ', '.join(helping) + ' help' + ('s' if len(helping) == 1 else '')} at "
