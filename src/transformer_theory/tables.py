@@ -27,6 +27,17 @@ def format_cell(value: Any) -> str:
     return " ".join(text.replace("|", "\\|").split())
 
 
+def prose_number(x: float | None) -> str:
+    """A number for prose: ``n/a`` for ``None``, 3 significant digits from 1 up, 2 below, and under 0.01 as
+    ``a × 10^b`` in MyST math."""
+    if x is None:
+        return "n/a"
+    if x == 0 or abs(x) >= 1e-2:
+        return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
+
+
 def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
     """``rows`` as a Markdown table with ``columns`` (default: the keys of the first row, in order).
 

@@ -239,6 +239,12 @@ def test_the_budget_prediction_is_judged_on_a_scoreboard() -> None:
     assert judged["stay_on_plateau"][plateau] is False and not judged["observed"]
     with pytest.raises(ValueError, match="no scoreboard row"):
         budget_prediction_observed(board(good)[:1])
+    # re-judged after the fact by the calibrated criterion: a sibling 100 times lower makes the near miss inefficient
+    sibling = next(c for c in predictions() if c["name"] == "shifted_max (2,)")
+    configs.append(sibling)
+    rows = board({**good, "shifted_max (1,)": 1e-3, "shifted_max (2,)": 1e-5})
+    assert budget_prediction_observed(rows)["may_become_efficient"]["shifted_max (1,)"]
+    assert not budget_prediction_observed(rows, calibrated=True)["may_become_efficient"]["shifted_max (1,)"]
 
 
 def test_the_budget_check_trains_the_scoreboard_again_outside_it() -> None:

@@ -155,3 +155,21 @@ def test_the_scoreboard_applies_the_criterion_per_configuration():
         scoreboard(configs, nmse)
     with pytest.raises(ValueError, match="no scoreboard rows"):
         agreement([])
+
+
+def test_the_scoreboard_judges_against_the_siblings_and_keeps_the_committed_verdict():
+    """Issue 34: a configuration within the committed criterion but more than SIBLING_GAP above the best of its
+    siblings (same target, same E) at the largest T is observed inefficient by the calibrated criterion; the row keeps
+    the committed criterion's verdict (``absolute_efficient``, ``absolute_agrees``) beside it."""
+    configs = _doc_rows({"shifted_max (2,)", "shifted_max (1,)"})
+    nmse = {("shifted_max (2,)", 32, 8): 2e-5, ("shifted_max (2,)", 32, 16): 4e-5,
+            ("shifted_max (1,)", 32, 8): 7e-3, ("shifted_max (1,)", 32, 16): 8e-3}
+    by = {(r["name"], r["T"]): r for r in scoreboard(configs, nmse)}
+    one = by[("shifted_max (1,)", 16)]
+    assert one["sibling_nmse"] == 4e-5 and one["absolute_efficient"] and not one["observed_efficient"]
+    assert one["agrees"] and not one["absolute_agrees"]  # predicted inefficient
+    assert by[("shifted_max (2,)", 16)]["observed_efficient"] and by[("shifted_max (2,)", 16)]["agrees"]
+    rows = scoreboard(configs, nmse)
+    assert agreement(rows)["n_agree"] == 2 and agreement(rows, absolute=True)["disagreements"] == ["shifted_max (1,)"]
+    nmse[("shifted_max (2,)", 32, 16)] = 1e-3  # within 10x: the calibration changes nothing
+    assert scoreboard(configs, nmse, max_gap=10.0)[3]["observed_efficient"] is True

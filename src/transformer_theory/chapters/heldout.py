@@ -39,7 +39,7 @@ from transformer_theory.chapters.parameters import (TrainingParameters, defaults
 __all__ = ["DEFAULTS", "EXPERIMENT", "JOINT_PREDICTION", "OPTIONAL_PARTS", "HeldOutParameters", "STILL_LEARNING", "SEED_SPREAD", "PLATEAU",
            "SCOREBOARD_STEPS", "REFERENCE_STEPS", "BUDGET_PREDICTION", "budget_check", "budget_prediction_observed",
            "FOLLOWUP_PREDICTION", "followup_table", "followup_prediction_observed",
-           "reference_runs", "reference_scoreboards", "sibling_pairs",
+           "reference_runs", "reference_scoreboards", "sibling_pairs", "verdict_rows",
            "selected", "model_config", "heldout_runs", "committed_predictions", "best_nmse", "diagnose",
            "task_wall_times", "commit_that_added", "is_ancestor", "joint_observed", "runs", "predictions", "tables",
            "claims"]
@@ -272,11 +272,11 @@ def budget_check(configs: Sequence[Mapping[str, Any]], results: Results,
         configuration that disagreed at the earlier budget (``None`` if it agreed), to read against ``agrees_now``.
         Empty without reference runs.
     """
-    now = _verdict_rows(scoreboard(configs, best_nmse(results), criterion))
+    now = verdict_rows(scoreboard(configs, best_nmse(results), criterion))
     by_name = {c["name"]: c for c in configs}
     out = []
     for steps, earlier in reference_scoreboards(configs, results, criterion).items():
-        for name, then in _verdict_rows(earlier).items():
+        for name, then in verdict_rows(earlier).items():
             a, b = then["nmse"], now[name]["nmse"]
             change = max(a, b) / min(a, b) if a and b else None
             suspect = None if then["agrees"] else diagnose(by_name[name], then, reference_runs(results, steps),
@@ -303,7 +303,7 @@ def reference_runs(results: Results, steps: int) -> Results:
             if r.tags.get("reference") and r.tags["steps"] == steps]
 
 
-def _verdict_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+def verdict_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """Each configuration's scoreboard row at the width its verdict is judged at and its largest length."""
     out: dict[str, Mapping[str, Any]] = {}
     for r in rows:
@@ -327,7 +327,7 @@ def sibling_pairs(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         over the first (``None`` with a diverged cell; above 1 when the predicted-efficient one is lower).
     """
     by_target: dict[str, list[Mapping[str, Any]]] = {}
-    for r in _verdict_rows(rows).values():
+    for r in verdict_rows(rows).values():
         by_target.setdefault(r["target"], []).append(r)
     out = []
     for group in by_target.values():
@@ -552,13 +552,16 @@ def is_ancestor(first: str, second: str) -> bool | None:
     return out.returncode == 0
 
 
-def budget_prediction_observed(rows: Sequence[Mapping[str, Any]],
-                               prediction: Mapping[str, Any] = BUDGET_PREDICTION) -> dict[str, Any]:
-    """:data:`BUDGET_PREDICTION` judged on a scoreboard (:func:`~transformer_theory.infoflow.heldout.scoreboard`).
+def budget_prediction_observed(rows: Sequence[Mapping[str, Any]], prediction: Mapping[str, Any] = BUDGET_PREDICTION,
+                               calibrated: bool = False) -> dict[str, Any]:
+    """:data:`BUDGET_PREDICTION` judged on a scoreboard (:func:`~transformer_theory.infoflow.heldout.scoreboard`), by
+    the criterion committed with it (the rows' ``absolute_efficient`` and ``absolute_agrees``) or, with
+    ``calibrated``, re-judged after the fact by the calibrated criterion (``observed_efficient`` and ``agrees``).
 
     Args:
         rows: The scoreboard's rows at the budget the prediction is about.
         prediction: Its three lists of configuration names.
+        calibrated: Judge by the calibrated criterion (applied after the runs were read) instead of the committed one.
 
     Returns:
         ``become_agreements`` (name -> it agrees), ``stay_on_plateau`` (name -> its best NMSE at its largest length,
@@ -577,15 +580,15 @@ def budget_prediction_observed(rows: Sequence[Mapping[str, Any]],
     if missing:
         raise ValueError(f"budget_prediction_observed: no scoreboard row for {missing[0]!r}")
 
-    verdict = _verdict_rows(rows)
+    verdict = verdict_rows(rows)
 
     def largest(name: str) -> float | None:
         return verdict[name]["nmse"]
 
-    out = {"become_agreements": {n: bool(by_name[n][0]["agrees"]) for n in prediction["become_agreements"]},
+    agrees, observed = ("agrees", "observed_efficient") if calibrated else ("absolute_agrees", "absolute_efficient")
+    out = {"become_agreements": {n: bool(by_name[n][0][agrees]) for n in prediction["become_agreements"]},
            "stay_on_plateau": {n: (largest(n) is None or largest(n) >= PLATEAU) for n in prediction["stay_on_plateau"]},
-           "may_become_efficient": {n: bool(by_name[n][0]["observed_efficient"])
-                                    for n in prediction["may_become_efficient"]}}
+           "may_become_efficient": {n: bool(by_name[n][0][observed]) for n in prediction["may_become_efficient"]}}
     out["observed"] = (all(out["become_agreements"].values()) and all(out["stay_on_plateau"].values())
                        and any(out["may_become_efficient"].values()))
     return out

@@ -1,6 +1,6 @@
 """The claims of the chapters that do not compute their own :class:`~transformer_theory.chapters.verdicts.Claim`
-objects from a typed analysis yet (chapter 14 does: :func:`~transformer_theory.chapters.ablation.verdicts`): each
-judged from the values the chapter's notebook recorded and its parameters, in the notebook itself
+objects from a typed analysis yet (chapters 12 and 14 do: :func:`~transformer_theory.chapters.heldout_analysis.verdicts`
+and :func:`~transformer_theory.chapters.ablation_analysis.verdicts`): each judged from the values the chapter's notebook recorded and its parameters, in the notebook itself
 (:func:`chapter_claims`), which records the claims and shows them in its "Verdict" box; the claims page only
 displays them.
 
@@ -216,16 +216,6 @@ def _triangle(v: Values, p: Values) -> Judged:
             f"the configurations differ by at most {(spread - 1):.1%} and every cell had settled (budget check)")
 
 
-def _scoreboard(v: Values, p: Values) -> Judged:
-    rate, check = v["agreement_rate"], v.get("budget_check") or []
-    budget = (f"; {sum(not r['settled'] for r in check)} of {len(check)} cells changed more than 1.5x from "
-              f"{', '.join(str(s) for s in p['reference_steps'])} steps and {v['still_learning_runs']} of "
-              f"{v['n_runs']} runs were still learning: a verdict on this budget" if check else "")
-    return ("(this book's own) the calculator predicts held-out targets", f"{v['n_agree']} of "
-            f"{v['n_configurations']} agree", _yes(rate >= 0.9, "reproduced", "not observed"),
-            f"{rate:.0%} agreement at {p['steps']} steps (this page's bar: 90 %){budget}")
-
-
 def _calibration_one(v: Values, p: Values) -> Judged:
     verdicts = v["head_count_verdicts"]
     rows = {(r["T"], r["h"]): r for r in v["head_count_table"]}
@@ -284,8 +274,6 @@ JUDGES: tuple[Judge, ...] = (
           "missing head grows with T", "book", _intrinsic_in_T),
     Judge("11_triangle_center", "InfoFlow, §4.2", "the triangle center is not learnable at long T, whatever the "
           "heads and width", "summaries", _triangle),
-    Judge("12_predictions_vs_training", "this book's own", "the calculator's predictions hold on held-out targets",
-          "book", _scoreboard),
     Judge("13_training_recipe", "P1, Table 2", "one layer: a sharp fall of the NMSE at h = D (calibration)", "paper",
           _calibration_one),
     Judge("13_training_recipe", "P1, Table 5", "two layers: a sharp fall at L·h = D", "paper", _calibration_two),

@@ -26,7 +26,7 @@ import numpy as np
 from transformer_theory.checks import positive_real
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
-from transformer_theory.infoflow.efficiency import EFFICIENCY, observed_efficient
+from transformer_theory.infoflow.efficiency import EFFICIENCY, SIBLING_GAP, observed_efficient
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.infoflow.trees import Bilinear, Custom, Linear, Positions, Reduction, Tree
 
@@ -265,42 +265,57 @@ def exponent_claim_holds(rows: list[Mapping[str, Any]], criterion: Mapping[str, 
 
 
 def scoreboard(configs: Sequence[Mapping[str, Any]], nmse: Mapping[tuple[str, int, int], float | None],
-               criterion: Mapping[str, Any] = CRITERION) -> list[dict[str, Any]]:
+               criterion: Mapping[str, Any] = CRITERION, max_gap: float = SIBLING_GAP) -> list[dict[str, Any]]:
     """Predicted against observed: one row per configuration, model size and sequence length.
 
     ``configs`` are entries of the predictions document (``predictions()`` or the committed file),
     ``nmse[(name, E, T)]`` the best validation NMSE (over seeds and checkpoints) at that size and length
     (``None``: every run there diverged; the criterion counts it as an infinite NMSE).
-    Per configuration, ``observed_efficient`` applies :func:`observed_efficient` at the configuration's
-    own ``E`` (``verdict_E`` in every row); ``exponent_claim`` is :func:`exponent_claim_holds` over its
-    model sizes (``None``: no size axis, or nothing claimed); ``agrees`` needs the verdict to match and
-    the exponent claim not to fail.
+    Per configuration, ``observed_efficient`` applies the calibrated :func:`observed_efficient` at the
+    configuration's own ``E`` (``verdict_E`` in every row): its siblings are the configurations of ``configs``
+    on the same target at the same ``E`` (the runs of one budget), ``sibling_nmse`` their best NMSE at the row's
+    ``E`` and ``T``, and a configuration must come within ``max_gap`` of it at its largest length;
+    ``absolute_efficient`` is the committed ``criterion`` alone (where the two differ, the calibration, applied
+    after the runs were read, changed the verdict). ``exponent_claim`` is :func:`exponent_claim_holds` over its
+    model sizes (``None``: no size axis, or nothing claimed); ``agrees`` (and ``absolute_agrees``) needs the
+    verdict to match and the exponent claim not to fail.
     """
-    rows = []
+    measured: dict[str, list[dict[str, Any]]] = {}
+    sibling: dict[tuple[str, int, int], float] = {}  # (target, E, T) -> the best NMSE there
     for c in configs:
-        measured = []
+        measured[c["name"]] = []
         for p in c["predictions"]:
             key = (c["name"], p["E"], p["T"])
             if key not in nmse:
                 raise ValueError(f"scoreboard: no NMSE for {c['name']!r} at E = {p['E']}, T = {p['T']}")
-            measured.append({"T": p["T"], "E": p["E"], "exponent": p["exponent"], "nmse": nmse[key]})
-        judged = [{**m, "nmse": math.inf if m["nmse"] is None else m["nmse"]} for m in measured]
-        observed = observed_efficient({m["T"]: m["nmse"] for m in judged if m["E"] == c["E"]}, criterion)
+            value = math.inf if nmse[key] is None else nmse[key]
+            measured[c["name"]].append({"T": p["T"], "E": p["E"], "exponent": p["exponent"], "nmse": nmse[key]})
+            sibling[(c["target"], p["E"], p["T"])] = min(sibling.get((c["target"], p["E"], p["T"]), math.inf), value)
+    rows = []
+    for c in configs:
+        judged = [{**m, "nmse": math.inf if m["nmse"] is None else m["nmse"]} for m in measured[c["name"]]]
+        own = {m["T"]: m["nmse"] for m in judged if m["E"] == c["E"]}
+        observed = observed_efficient(own, criterion, {T: sibling[(c["target"], c["E"], T)] for T in own}, max_gap)
+        absolute = observed_efficient(own, criterion)
         claim = exponent_claim_holds(judged, criterion) if c["model_sizes"] else None
-        agrees = observed == c["predicted_efficient"] and claim is not False
         rows += [{"name": c["name"], "target": c["target"], "heads": list(c["heads"]), "E": m["E"], "T": m["T"],
-                  "verdict_E": c["E"],
-                  "predicted_efficient": c["predicted_efficient"], "exponent": m["exponent"], "nmse": m["nmse"],
-                  "observed_efficient": observed, "exponent_claim": claim, "agrees": agrees} for m in measured]
+                  "verdict_E": c["E"], "predicted_efficient": c["predicted_efficient"], "exponent": m["exponent"],
+                  "nmse": m["nmse"], "sibling_nmse": sibling[(c["target"], m["E"], m["T"])],
+                  "observed_efficient": observed, "absolute_efficient": absolute, "exponent_claim": claim,
+                  "agrees": observed == c["predicted_efficient"] and claim is not False,
+                  "absolute_agrees": absolute == c["predicted_efficient"] and claim is not False}
+                 for m in measured[c["name"]]]
     return rows
 
 
-def agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Per configuration (not per row): how many agree, the rate, and the names of the disagreements."""
+def agreement(rows: Sequence[Mapping[str, Any]], absolute: bool = False) -> dict[str, Any]:
+    """Per configuration (not per row): how many agree, the rate, and the names of the disagreements (by the
+    calibrated criterion, or with ``absolute`` by the committed criterion alone, ``absolute_agrees``)."""
+    key = "absolute_agrees" if absolute else "agrees"
     verdicts: dict[str, bool] = {}
     for r in rows:
-        if verdicts.setdefault(r["name"], r["agrees"]) != r["agrees"]:
-            raise ValueError(f"scoreboard rows of {r['name']!r} disagree on 'agrees'")
+        if verdicts.setdefault(r["name"], r[key]) != r[key]:
+            raise ValueError(f"scoreboard rows of {r['name']!r} disagree on {key!r}")
     if not verdicts:
         raise ValueError("agreement: no scoreboard rows")
     n_agree = sum(verdicts.values())
