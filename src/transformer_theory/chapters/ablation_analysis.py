@@ -17,6 +17,7 @@ from transformer_theory.chapters.ablation import (ARMS, CONTROL_BAR, CONTROL_PRE
 from transformer_theory.chapters.calibration import BUDGET_TOLERANCE
 from transformer_theory.chapters.experiment import Results, curve_summary, training_seconds
 from transformer_theory.chapters.verdicts import Claim
+from transformer_theory.tables import prose_number
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE
 from transformer_theory.training.store import RunStore
 
@@ -147,55 +148,9 @@ def analyse(results: Results, p: AblationParameters, store: RunStore | None = No
         reading=_reading(p, table, budget, doubled_rows, per_seed, doubled_runs))
 
 
-def _fmt(x: float | None) -> str:
-    """A number for prose: 3 significant digits from 1 up, 2 below, small ones as ``a × 10^b`` (MyST math)."""
-    if x is None:
-        return "n/a"
-    if x == 0 or abs(x) >= 1e-2:
-        return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
-    mantissa, exponent = f"{x:.1e}".split("e")
-    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
-
-
-def verdicts(a: AblationAnalysis) -> list[Claim]:
-    """Chapter 14's claims: the committed prediction on the arms (and, with the budget check, at twice the budget),
-    and the controls' prediction once a control is trained (:class:`~transformer_theory.chapters.verdicts.Claim`)."""
-    r, claims_ = a.reading, []
-    if a.prediction["held"] is not None:
-        later = ""
-        if "wide2_ratio" in r:
-            seeds = " and ".join(map(str, a.params.double_seeds))
-            later = (f"; at {r['double_steps']} steps (budget check, best over seed"
-                     f"{'s' * (len(a.params.double_seeds) > 1)} {seeds}): {_fmt(r['base2_ratio'])} → "
-                     f"{_fmt(r['wide2_ratio'])}")
-        gains = [x["half_gain"] for x in a.arms if x["half_gain"] is not None]
-        learning = sum(g >= BUDGET_TOLERANCE for g in gains)
-        claims_.append(Claim(
-            "14_mechanism_ablation", "this book's own", "which change to chapter 10's recipe lets two layers find "
-            "§4.1's mechanism", "book", "(this book's prediction, committed before the runs) only the wide FFN helps",
-            f"ratio {_fmt(r['base_ratio'])} → {_fmt(r['wide_ratio'])} with the wide FFN at {r['steps']} steps{later}",
-            "reproduced" if a.prediction["held"] else "not observed",
-            f"{r['n_arms']} arms at D = {r['D']}, T = {r['T']}, {r['steps']} steps, {len(a.params.seeds)} seeds; an "
-            f"arm helps when its ratio is ≥ {r['min_gain']:g} times the baseline's and its (D, D) NMSE is lower; "
-            f"{learning} of {len(gains)} arms' (D, D) models were still learning (half_gain {_fmt(min(gains))} to "
-            f"{_fmt(max(gains))}), so no arm is ruled out at longer budgets"
-            + ("; the wide FFN helps at twice the budget" if a.doubling.get("wide_ffn_helps_doubled") else "")))
-    claims_ += control_claims(a)
-    if a.control["held"] is not None:
-        bar = [x for x in a.controls if x["arm"] == "oracle attention"]
-        claims_.append(Claim(
-            "14_mechanism_ablation", "this book's own", "§4.1's controls: the family represents the mechanism, "
-            "training from a random start does not find it at D ≥ 3", "book", CONTROL_PREDICTION,
-            "; ".join(f"oracle at D = {x['D']}: (D, D) {_fmt(x['nmse_full'])}, ratio {_fmt(x['ratio'])}" for x in bar),
-            "reproduced" if a.control["held"] else "not observed",
-            f"{a.params.control_steps} steps, seeds {list(a.params.control_seeds)}; statements: "
-            + ", ".join(f"{k} {v}" for k, v in a.control.items() if k != "held")))
-    return claims_
-
-
 def _control_row(x: Mapping[str, Any]) -> str:
     learning = x["half_gain"] is not None and x["half_gain"] >= BUDGET_TOLERANCE
-    return (f"{x['arm']} (D, D) {_fmt(x['nmse_full'])}, ratio {_fmt(x['ratio'])}"
+    return (f"{x['arm']} (D, D) {prose_number(x['nmse_full'])}, ratio {prose_number(x['ratio'])}"
             + (" (still learning)" if learning else ""))
 
 
@@ -216,7 +171,7 @@ def control_claims(a: AblationAnalysis) -> list[Claim]:
     oracle = {x["D"]: x for x in a.controls if x["arm"] == "oracle attention"}
     scratch = {D: best for D in Ds if (best := best_from_scratch(a, D)) is not None}
     bar = f"the bar: (D, D) ≤ {CONTROL_BAR['max_full']:g} and ratio ≥ {CONTROL_BAR['min_ratio']:g}"
-    paper = "; ".join(f"D = {D}: (D, D) {_fmt(INTRINSIC_DIMENSION_NMSE[D]['(D,D)'])} at T = 64" for D in Ds
+    paper = "; ".join(f"D = {D}: (D, D) {prose_number(INTRINSIC_DIMENSION_NMSE[D]['(D,D)'])} at T = 64" for D in Ds
                       if D in INTRINSIC_DIMENSION_NMSE)
     steps, seeds = a.params.control_steps, list(a.params.control_seeds)
     out = []
@@ -253,8 +208,8 @@ def reading_controls(a: AblationAnalysis) -> str:
         text = f"**At $D = {D}$.** "
         if oracle is not None:
             text += (f"Set at the mechanism and then trained, the family {'holds' if oracle['meets_bar'] else 'loses'} "
-                     f"it: oracle attention reaches $(D, D)$ {_fmt(oracle['nmse_full'])} with a ratio of "
-                     f"{_fmt(oracle['ratio'])} ({'meeting' if oracle['meets_bar'] else 'missing'} the bar). ")
+                     f"it: oracle attention reaches $(D, D)$ {prose_number(oracle['nmse_full'])} with a ratio of "
+                     f"{prose_number(oracle['ratio'])} ({'meeting' if oracle['meets_bar'] else 'missing'} the bar). ")
         scratch = [x for x in rows if x["arm"] != "oracle attention"]
         if scratch:
             text += ("From a random start: " + "; ".join(_control_row(x) for x in scratch) + ". "
@@ -275,10 +230,10 @@ def reading_paragraphs(a: AblationAnalysis) -> dict[str, str]:
     helping = [x["arm"] for x in a.arms if x["helps"]]
     out["arms"] = (
         f"**{'No arm helps' if not helping else ', '.join(helping) + ' help' + ('s' if len(helping) == 1 else '')} at "
-        f"this budget.** The baseline's ratio is {_fmt(r['base_ratio'])}. The wide FFN, the arm the prediction named, "
-        f"changes the $(D, D)$ NMSE {_fmt(r['wide_full_factor'])} times ({_fmt(r['base_full'])} to "
-        f"{_fmt(r['wide_full'])}) and the missing-head models {_fmt(r['wide_missing_factor'])} times, so its ratio is "
-        f"{_fmt(r['wide_ratio'])}: a gain of {_fmt(r['wide_gain'])}, "
+        f"this budget.** The baseline's ratio is {prose_number(r['base_ratio'])}. The wide FFN, the arm the prediction named, "
+        f"changes the $(D, D)$ NMSE {prose_number(r['wide_full_factor'])} times ({prose_number(r['base_full'])} to "
+        f"{prose_number(r['wide_full'])}) and the missing-head models {prose_number(r['wide_missing_factor'])} times, so its ratio is "
+        f"{prose_number(r['wide_ratio'])}: a gain of {prose_number(r['wide_gain'])}, "
         f"{'short of' if r['wide_gain'] < r['min_gain'] else 'meeting'} the criterion's {r['min_gain']:g}."
         + (f" No other arm raises the ratio by more than {100 * (r['max_other_gain'] - 1):.0f} %."
            if r["max_other_gain"] is not None and r["max_other_gain"] < r["min_gain"] else ""))
@@ -302,24 +257,24 @@ def reading_paragraphs(a: AblationAnalysis) -> dict[str, str]:
         f"**The budget check.** Doubling the steps ({r['double_steps']}, seeds "
         f"{' and '.join(map(str, a.params.double_seeds))}) changed {sum(not x for x in sufficient)} of "
         f"{len(sufficient)} cells by more than the tolerance of {BUDGET_TOLERANCE:g} times: "
-        f"{_fmt(r.get('base_change_min'))} to {_fmt(r.get('base_change_max'))} times for the baseline, "
-        f"{_fmt(r.get('wide_change_min'))} to {_fmt(r.get('wide_change_max'))} times for the wide FFN"
+        f"{prose_number(r.get('base_change_min'))} to {prose_number(r.get('base_change_max'))} times for the baseline, "
+        f"{prose_number(r.get('wide_change_min'))} to {prose_number(r.get('wide_change_max'))} times for the wide FFN"
         + (", so the table above gives verdicts on a budget at which the arms were still learning"
            if not all(sufficient) else "") + ". "
         f"At {r['double_steps']} steps, best over the seeds, the wide FFN's $(D, D)$ model reaches "
-        f"{_fmt(r['wide2_full'])} against the baseline's {_fmt(r['base2_full'])}; its ratio is "
-        f"{_fmt(r['wide2_ratio'])} against the baseline's {_fmt(r['base2_ratio'])}, a gain of {_fmt(r['wide2_gain'])}, "
+        f"{prose_number(r['wide2_full'])} against the baseline's {prose_number(r['base2_full'])}; its ratio is "
+        f"{prose_number(r['wide2_ratio'])} against the baseline's {prose_number(r['base2_ratio'])}, a gain of {prose_number(r['wide2_gain'])}, "
         f"so it **{'helps' if wide2['helps'] else 'does not help'}** by the criterion"
         + (f", and its better seed retrieves {wide2['retrieved_terms']} of the {r['D']} terms in both layers"
            if wide2["retrieved_terms"] is not None else "") + ". "
-        + (f"Seed {r['second_seed']} alone: $(D, D)$ {_fmt(r['second_wide_full'])}, ratio "
-           f"{_fmt(r['second_wide_ratio'])} against its baseline's {_fmt(r['second_base_ratio'])} (a gain of "
-           f"{_fmt(r['second_wide_gain'])}). " if "second_seed" in r else "")
+        + (f"Seed {r['second_seed']} alone: $(D, D)$ {prose_number(r['second_wide_full'])}, ratio "
+           f"{prose_number(r['second_wide_ratio'])} against its baseline's {prose_number(r['second_base_ratio'])} (a gain of "
+           f"{prose_number(r['second_wide_gain'])}). " if "second_seed" in r else "")
         + (f"The wide FFN was still learning at {r['double_steps']} steps too (its $(D, D)$ NMSE fell "
-           f"{_fmt(r['wide2_half_gain_min'])} to {_fmt(r['wide2_half_gain_max'])} times over the second half). "
+           f"{prose_number(r['wide2_half_gain_min'])} to {prose_number(r['wide2_half_gain_max'])} times over the second half). "
            if r.get("wide2_half_gain_max", 0) >= BUDGET_TOLERANCE else "")
-        + (f"Its $(D, D)$ NMSE is {_fmt(r['wide2_over_paper'])} times the paper's (at $T = 64$). "
+        + (f"Its $(D, D)$ NMSE is {prose_number(r['wide2_over_paper'])} times the paper's (at $T = 64$). "
            if r.get("wide2_over_paper") else "")
-        + (f"One task of the wide FFN's three doubled models took {_fmt(r['wide2_task_minutes_min'])} to "
-           f"{_fmt(r['wide2_task_minutes_max'])} minutes of one core." if "wide2_task_minutes_min" in r else ""))
+        + (f"One task of the wide FFN's three doubled models took {prose_number(r['wide2_task_minutes_min'])} to "
+           f"{prose_number(r['wide2_task_minutes_max'])} minutes of one core." if "wide2_task_minutes_min" in r else ""))
     return out
