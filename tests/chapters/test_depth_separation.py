@@ -191,3 +191,42 @@ def test_tiny_model_config_is_valid() -> None:
                             "width_one_layer_heads": [2]})
     assert all(r.config.model.width == 16 and r.config.model.head_dim == 4 for r in runs)
     assert len(runs) == (3 + 2) * 2
+
+
+def _curve_record(nmse: float, seed: int, task: str) -> dict:
+    """A record whose best validation NMSE ``nmse`` comes at the last step (half of it at the half-way step: half_gain
+    2 for seed 0, 1 for the others), with the training loss 0.95·nmse there."""
+    first = 2 * nmse if seed == 0 else nmse
+    history = {"step": [50, 100], "val_nmse": [first, nmse], "train_loss": [first, 0.95 * nmse]}
+    return {"best_nmse": nmse, "best_step": 100, "final_nmse": nmse, "history": history, "config": {"steps": 100},
+            "task": {"key": task}, "wall_time_s": 60.0}
+
+
+def test_the_analysis_judges_and_reads_synthetic_runs() -> None:
+    """The analysis on runs where two layers win 10x at T = 8 and 4x at T = 32 (one-layer NMSE 0.4 with h = 1, 0.3
+    with h = 2; the two-layer runs still learning): the depth claim fails at the largest T, the gap narrows, the
+    calibration changes no verdict, and the prose says so."""
+    from transformer_theory.chapters.depth_separation_analysis import analyse, reading_paragraphs, verdicts
+    values = {"seq_lens": [8, 32], "one_layer_heads": [1, 2], "ffn_widths": [64], "width_seq_len": 32,
+              "width_one_layer_heads": [2]}
+    p = DepthSeparationParameters(**EXPERIMENT.parameters(values))
+    nmse = {(1, 8): 0.4, (2, 8): 0.3, (1, 32): 0.4, (2, 32): 0.3}
+    results = [RunResult(r.tags, _curve_record(
+        nmse[(r.tags["heads"][0], r.tags["T"])] if r.tags["layers"] == 1 else (0.03 if r.tags["T"] == 8 else 0.075),
+        r.tags["seed"], f"{r.tags['layers']}-{r.tags['T']}")) for r in EXPERIMENT.runs(values)]
+    a = analyse(results, p)
+    assert [s["ratio"] for s in a.separations] == pytest.approx([10.0, 4.0]) and a.largest["T"] == 32
+    assert a.claims == {"separation_at_largest_t": False} and a.reading["ratios_narrow"]
+    assert a.reading["head_gains"] == pytest.approx({8: 4 / 3, 32: 4 / 3}) and a.reading["criterion_changes"] == []
+    assert a.reading["two_layer_half_gain"] == [2.0, 2.0] and a.reading["one_layer_half_gain_max"] == 2.0
+    depth, in_T = verdicts(a)
+    assert depth.verdict == in_T.verdict == "not observed"
+    assert depth.ours == "one-layer / two-layer NMSE 10 / 4 at T = 8 / 32"
+    assert depth.reason.startswith("two layers do not win by 5x") and "changed no verdict" in depth.reason
+    assert in_T.reason == ("the gap shrinks as T grows, the opposite of the prediction; the two-layer runs were still "
+                           "learning (half_gain 2 / 2)")
+    text = reading_paragraphs(a)
+    assert "**Both the two-layer and the one-layer runs were still learning.**" in text["budget"]
+    assert "**Two layers do not beat one by `MIN_RATIO` = 5 at every $T$** (10 and 4 times" in text["points"]
+    assert "changed no verdict." in text["efficiency"] and set(a.recorded()) >= {"nmse_table", "verdicts", "claims"}
+    assert a.recorded()["separation_ratio"] == pytest.approx(4.0)

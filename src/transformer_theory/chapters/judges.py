@@ -1,8 +1,8 @@
 """The claims of the chapters that do not compute their own :class:`~transformer_theory.chapters.verdicts.Claim`
-objects from a typed analysis yet (chapters 12 and 14 do: :func:`~transformer_theory.chapters.heldout_analysis.verdicts`
-and :func:`~transformer_theory.chapters.ablation_analysis.verdicts`): each judged from the values the chapter's notebook recorded and its parameters, in the notebook itself
-(:func:`chapter_claims`), which records the claims and shows them in its "Verdict" box; the claims page only
-displays them.
+objects from a typed analysis yet (a chapter that does computes them in its ``*_analysis`` module's ``verdicts``,
+chapter 14's :func:`~transformer_theory.chapters.ablation_analysis.verdicts` the worked example): each judged from the
+values the chapter's notebook recorded and its parameters, in the notebook itself (:func:`chapter_claims`), which
+records the claims and shows them in its "Verdict" box; the claims page only displays them.
 
 Nothing here is typed by hand except the wording of the claims and the reasons' templates: the paper's numbers come
 from the reference modules (:mod:`transformer_theory.interpolation.reference` holds Paper A's official figure data,
@@ -115,28 +115,6 @@ def _book_criterion(v: Values, efficient: bool, by: list[str]) -> str:
     """The book's calibrated criterion on the chapter's configurations, as the chapter recorded it."""
     return "; " + efficiency_reason(v["book_efficiency"], by) + (
         "" if efficient else ", the two-layer model is not efficient at this budget")
-
-
-def _depth(v: Values, p: Values) -> Judged:
-    ratios = [s["ratio"] for s in v["separations"]]
-    met = v["separation_ratio"] >= v["min_ratio"]
-    two_layer = next(r for r in v["book_efficiency"] if r["layers"] == 2)
-    return ("one layer needs ε^-k(T), two layers O(ε^-1) (theory only)",
-            f"one-layer / two-layer NMSE {_list(ratios)} at T = {' / '.join(str(s['T']) for s in v['separations'])}",
-            _yes(met, "reproduced qualitatively"),
-            f"two layers win by at least {_g(v['min_ratio'])}x at every T (the chapter's criterion)"
-            + _book_criterion(v, bool(two_layer["observed_efficient"]), ["layers", "heads"]))
-
-
-def _depth_in_T(v: Values, p: Values) -> Judged:
-    ratios = [s["ratio"] for s in v["separations"]]
-    widens = all(b > a for a, b in zip(ratios, ratios[1:]))
-    learning = v.get("two_layer_half_gain")
-    return ("k grows linearly in T: the one-layer penalty grows with T (theory only)",
-            f"one-layer / two-layer NMSE {_list(ratios)} at T = {' / '.join(str(s['T']) for s in v['separations'])}",
-            _yes(widens, "reproduced qualitatively"),
-            ("the gap widens" if widens else "the gap shrinks as T grows, the opposite of the prediction")
-            + (f"; the two-layer runs were still learning (half_gain {_list(learning)})" if learning else ""))
 
 
 def _top1(v: Values, p: Values) -> Judged:
@@ -256,10 +234,6 @@ JUDGES: tuple[Judge, ...] = (
           "paper", _tikhonov_diagnostic),
     Judge("06_infoflow_framework", "InfoFlow, framework (reconstructed)", "information sets and propagation "
           "modes predict which configurations are efficient", "summaries", _calculator),
-    Judge("07_depth_separation", "InfoFlow, Theorem 1", "depth separation: two layers of one head beat one layer",
-          "summaries", _depth),
-    Judge("07_depth_separation", "InfoFlow, Theorem 1", "one layer needs size growing with T, two layers do not",
-          "summaries", _depth_in_T),
     Judge("08_max_position_retrieval", "InfoFlow, Theorem 2", "top-1 retrieval is efficient, the k-th largest "
           "is not", "summaries", _top1),
     Judge("08_max_position_retrieval", "InfoFlow, §4.3", "the argmax is recoverable from the trained model, the "
