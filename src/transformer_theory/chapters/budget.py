@@ -11,9 +11,10 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from transformer_theory.chapters.experiment import ExperimentRun, Results, RunResult
+from transformer_theory.tables import markdown_table, prose_number
 
 __all__ = ["BUDGET_TOLERANCE", "DOUBLE_PART", "DoubledCell", "DoublingCheck", "doubled", "doubling_check",
-           "split_doubled"]
+           "doubling_paragraph", "doubling_reason", "split_doubled"]
 
 #: A cell's budget is sufficient when doubling it changes its best NMSE by less than this factor.
 BUDGET_TOLERANCE = 1.5
@@ -102,3 +103,30 @@ def doubling_check(results: Results, by: Sequence[str]) -> DoublingCheck:
         cells.append(DoubledCell({k: r.tags[k] for k in names}, base.record["config"]["steps"], base.best_nmse,
                                  r.best_nmse))
     return DoublingCheck(tuple(cells))
+
+
+def doubling_reason(check: DoublingCheck) -> str:
+    """A claim's reason on its doubling check: whether the cells it rests on had settled ("" without a check)."""
+    if not check.cells:
+        return ""
+    unsettled = [c for c in check.cells if c.sufficient is False]
+    return (f"; doubling the budget changed {len(unsettled)} of {len(check.cells)} of its cells by "
+            f"{BUDGET_TOLERANCE:g}x or more (largest {prose_number(check.max_change)}x)"
+            + (": a verdict on this budget, the cells were still learning" if unsettled else ": the verdict stands"))
+
+
+def doubling_paragraph(check: DoublingCheck, what: str) -> str:
+    """The doubling check in words and as a table (MyST), for a chapter's reading; ``what`` names the cells (e.g. "the
+    runs at FFN width 64 of seed 0")."""
+    if not check.cells:
+        return "*(No doubling check under this profile: `double_seeds` is empty.)*"
+    unsettled = sum(c.sufficient is False for c in check.cells)
+    steps = sorted({c.steps for c in check.cells})
+    head = (f"**The doubling check.** {what[0].upper()}{what[1:]} were trained again with twice the steps "
+            f"({' / '.join(str(2 * s) for s in steps)}): {unsettled} of {len(check.cells)} cells changed by "
+            f"{BUDGET_TOLERANCE:g} times or more (the largest change {prose_number(check.max_change)} times), "
+            + ("so the verdicts resting on them are verdicts on this budget: those cells were still learning."
+               if unsettled else "so the verdicts resting on them stand at this budget."))
+    rows = [{**c.tags, "NMSE": c.nmse, "NMSE at twice the steps": c.nmse_double, "change": c.change,
+             "sufficient": c.sufficient} for c in check.cells]
+    return head + "\n\n" + markdown_table(rows)

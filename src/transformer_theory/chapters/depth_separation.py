@@ -25,10 +25,11 @@ from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
+from transformer_theory.chapters.budget import doubled, split_doubled
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results,
                                                     best_over_seeds, experiment_run, infoflow_model)
-from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, param, positive_ints,
-                                                    seed_lists, setting)
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, double_seed_list, int_lists, param,
+                                                    positive_ints, seed_lists, setting)
 from transformer_theory.training.store import RunStore
 
 __all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIO", "TARGET", "TARGET_ARGS", "DepthSeparationParameters", "claims",
@@ -59,6 +60,8 @@ class DepthSeparationParameters(TrainingParameters):
     ffn_widths: Sequence[int] = param((16, 32, 64, 128), "FFN widths of the width sweep")
     width_seq_len: int = param(16, "sequence length T of the width sweep (at least 2)")
     width_one_layer_heads: Sequence[int] = param((4,), "head counts of the one-layer models in the width sweep")
+    double_seeds: Sequence[int] = param((), "seeds whose runs at FFN width ffn_width are trained again at twice the "
+                                            "steps (the doubling check; empty: none)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -66,6 +69,7 @@ class DepthSeparationParameters(TrainingParameters):
         seed_lists(self, "seeds")
         int_lists(self, "seq_lens", low=2)  # min over s ≠ t needs two tokens
         int_lists(self, "one_layer_heads", "two_layer_heads", "ffn_widths", "width_one_layer_heads")
+        double_seed_list(self)
         if len(self.two_layer_heads) != 2:
             raise ValueError(f"two_layer_heads must give the heads of two layers, got {list(self.two_layer_heads)!r}")
         if positive_int("width_seq_len", self.width_seq_len) < 2:
@@ -79,7 +83,8 @@ DEFAULTS: dict[str, Any] = defaults(DepthSeparationParameters)
 def depth_separation_runs(p: DepthSeparationParameters) -> list[ExperimentRun]:
     """The runs for the parameters ``p``, tagged ``layers``, ``heads``, ``T``, ``ffn_width``, ``seed``: every
     configuration at every T of ``seq_lens`` (width ``ffn_width``), then the width sweep at ``width_seq_len``; a
-    run of both lists appears once."""
+    run of both lists appears once; then the doubling check's runs (:func:`~transformer_theory.chapters.budget.doubled`:
+    the runs at width ``ffn_width`` of the seeds ``double_seeds`` at twice the steps, tagged ``part``)."""
     s = p.settings()
     one, two = [[h] for h in p.one_layer_heads], list(p.two_layer_heads)
     width_one = [[h] for h in p.width_one_layer_heads]
@@ -94,7 +99,7 @@ def depth_separation_runs(p: DepthSeparationParameters) -> list[ExperimentRun]:
         for seed in p.seeds:
             tags = {"layers": len(heads), "heads": list(heads), "T": T, "ffn_width": width, "seed": seed}
             runs.append(ExperimentRun(tags, experiment_run(s, model, TARGET, TARGET_ARGS, T, seed)))
-    return runs
+    return runs + doubled(runs, lambda tags: tags["seed"] in p.double_seeds and tags["ffn_width"] == p.ffn_width)
 
 
 def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
@@ -124,7 +129,8 @@ def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> li
     """One row per configuration of ``results``, with the calculator's prediction beside the measurement.
 
     Args:
-        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment` for ``parameters``.
+        results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment` for ``parameters`` (the
+            doubling check's are left out).
         parameters: Overrides of the chapter's defaults (``None``: the defaults).
 
     Returns:
@@ -134,6 +140,7 @@ def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> li
         standardised target, about the NMSE on the training data) and the calculator's :func:`prediction`.
     """
     p = EXPERIMENT.parameters(parameters)
+    results = split_doubled(results)[0]  # the doubling check's runs are compared apart
     train_loss: dict[tuple, float | None] = {}
     for r in results:
         history, best_step = r.record["history"], r.record["best_step"]

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from transformer_theory.chapters.calibration import BUDGET_TOLERANCE
+from transformer_theory.chapters.budget import (BUDGET_TOLERANCE, DoublingCheck, doubling_check, doubling_paragraph,
+                                                doubling_reason, split_doubled)
 from transformer_theory.chapters.depth_separation import (EXPERIMENT, MIN_RATIO, TARGET, TARGET_ARGS,
                                                           DepthSeparationParameters, nmse_table, predictions,
                                                           separation)
@@ -70,6 +71,7 @@ class DepthSeparationAnalysis:
     width: list[dict[str, Any]]
     width_separations: list[dict[str, Any]]
     claims: dict[str, bool]
+    doubling: DoublingCheck
     reading: dict[str, Any]
 
     @property
@@ -87,7 +89,8 @@ class DepthSeparationAnalysis:
                 "width_separations": self.width_separations, "head_gains": r["head_gains"],
                 "one_layer_fit_gap": r["fit_gap"], "width_spread": r["width_spread"],
                 "one_layer_spread_over_T": r["one_layer_spread"], "claims": self.claims,
-                "verdicts": [c.to_dict() for c in verdicts(self)], "analysis": {"reading": r}}
+                "verdicts": [c.to_dict() for c in verdicts(self)], "analysis": {"reading": r},
+                "doubling_check": self.doubling.to_dict()}
 
 
 def _reading(p: DepthSeparationParameters, table: list[dict[str, Any]], separations: list[dict[str, Any]],
@@ -132,6 +135,8 @@ def analyse(results: Results, p: DepthSeparationParameters, store: RunStore | No
     """Chapter 07's analysis of its runs' ``results`` for the parameters ``p`` (``store``: the run store the claims
     may read weights from; this chapter's read none)."""
     parameters = asdict(p)
+    doubling = doubling_check(results, ["layers", "heads", "T", "ffn_width"])
+    results = split_doubled(results)[0]
     table = nmse_table(results, parameters)
     main = sorted([r for r in table if r["ffn_width"] == p.ffn_width], key=lambda r: (r["T"], r["layers"], r["heads"]))
     separations = [separation(table, T, p.ffn_width) for T in p.seq_lens]
@@ -144,7 +149,7 @@ def analyse(results: Results, p: DepthSeparationParameters, store: RunStore | No
     return DepthSeparationAnalysis(
         params=p, n_runs=len(results), training_seconds=training_seconds(results), predictions=rows, table=table,
         main=main, separations=separations, efficiency=efficiency, learning=learning, width=width,
-        width_separations=width_separations, claims=EXPERIMENT.claims(results, parameters, store),
+        width_separations=width_separations, claims=EXPERIMENT.claims(results, parameters, store), doubling=doubling,
         reading=_reading(p, table, separations, width, width_separations, efficiency, learning, rows))
 
 
@@ -185,7 +190,7 @@ def verdicts(a: DepthSeparationAnalysis) -> list[Claim]:
         reason += "; " + efficiency_reason(a.efficiency, BY) + (
             "" if two["observed_efficient"] else ", the two-layer model is not efficient at this budget")
     claims_.append(Claim("07_depth_separation", "InfoFlow, Theorem 1", _DEPTH[0], "summaries", _DEPTH[1], ours,
-                         "reproduced qualitatively" if met else "not observed", reason))
+                         "reproduced qualitatively" if met else "not observed", reason + doubling_reason(a.doubling)))
     if len(ratios) >= 2:
         learning = [g for g in r["two_layer_half_gain"] if g is not None]
         claims_.append(Claim(
@@ -194,7 +199,7 @@ def verdicts(a: DepthSeparationAnalysis) -> list[Claim]:
             ("the gap widens" if r["ratios_widen"] else "the gap shrinks as T grows, the opposite of the prediction"
              if r["ratios_narrow"] else "the gap does not widen as T grows")
             + (f"; the two-layer runs were still learning (half_gain {' / '.join(_g(g) for g in learning)})"
-               if learning and max(learning) >= BUDGET_TOLERANCE else "")))
+               if learning and max(learning) >= BUDGET_TOLERANCE else "") + doubling_reason(a.doubling)))
     return claims_
 
 
@@ -250,8 +255,9 @@ def _budget_paragraph(a: DepthSeparationAnalysis) -> str:
                  f"two-layer verdict by the book's criterion are verdicts on {a.params.steps} steps.")
         if r["ratios_narrow"] and two[-1] == max(two):
             text += " The two-layer gain is largest at the largest $T$, so part of the narrowing gap may be the budget."
-        text += " Doubling the two-layer cells is the test, and it was not run for this page."
-    return text
+    seeds = " and ".join(map(str, a.params.double_seeds))
+    return text + "\n\n" + doubling_paragraph(a.doubling, f"the runs at FFN width {a.params.ffn_width} of seed"
+                                                           f"{'s' * (len(a.params.double_seeds) > 1)} {seeds}")
 
 
 def _reading_bullets(a: DepthSeparationAnalysis) -> str:

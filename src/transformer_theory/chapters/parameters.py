@@ -18,8 +18,8 @@ from typing import Any
 from transformer_theory.checks import non_negative_int, non_negative_real, positive_int, positive_real
 from transformer_theory.chapters.experiment import TRAINING_DEFAULTS, int_list, non_empty_list, seed_list
 
-__all__ = ["SETTING_DOCS", "SHARED_SETTINGS", "TrainingParameters", "defaults", "descriptions", "int_lists", "int_rows",
-           "param", "positive_ints", "reference_step_list", "seed_lists", "setting", "store"]
+__all__ = ["SETTING_DOCS", "SHARED_SETTINGS", "TrainingParameters", "defaults", "descriptions", "double_seed_list",
+           "int_lists", "int_rows", "param", "positive_ints", "reference_step_list", "seed_lists", "setting", "store"]
 
 #: The one-line description of each training setting of
 #: :data:`~transformer_theory.chapters.experiment.TRAINING_DEFAULTS` (:func:`setting`).
@@ -77,6 +77,18 @@ def seed_lists(p: Any, *names: str) -> None:
     """Each of ``names`` is a non-empty list of seeds (integers ``>= 0``), stored as a tuple."""
     for name in names:
         store(p, name, tuple(seed_list(name, getattr(p, name))))
+
+
+def double_seed_list(p: Any) -> None:
+    """``double_seeds``, the seeds of a chapter's doubling check (:mod:`~transformer_theory.chapters.budget`), is a
+    list (empty: no doubling check) of seeds among ``seeds``; stored as a tuple."""
+    values = p.double_seeds
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ValueError(f"double_seeds must be a list of seeds (empty: no doubling check), got {values!r}")
+    store(p, "double_seeds", tuple(seed_list("double_seeds", values)) if values else ())
+    if not set(p.double_seeds) <= set(p.seeds):
+        raise ValueError(f"double_seeds: {list(p.double_seeds)} must be among the seeds {list(p.seeds)} (each doubled "
+                         "run is compared with its own seed's run)")
 
 
 def reference_step_list(p: Any) -> None:
