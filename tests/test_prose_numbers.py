@@ -43,7 +43,9 @@ def test_chapter_13_glues_how_far_below_D_the_cells_had_settled() -> None:
     gains = values("13_training_recipe")["below_D_max_half_gain"]
     assert gains["8"] == pytest.approx(1.48, abs=0.005) and gains["32"] == pytest.approx(1.30, abs=0.005)
     text = markdown("13_training_recipe")
-    assert "{glue:text}`below_half_first:.2f`" in text and "at most 1.3 times" not in text
+    assert "```{glue:md} reading_other_T" in text and "at most 1.3 times" not in text
+    reading = values("13_training_recipe")["analysis"]["reading"]
+    assert reading["below_settled_max"] == pytest.approx(gains["8"])
 
 
 def test_chapter_06_states_the_papers_missing_head_cost_from_its_table() -> None:

@@ -1,11 +1,11 @@
-"""The book's one table helper: Markdown tables that render as tables, whatever the cells hold."""
+"""The book's table helpers: Markdown tables that render as tables, whatever the cells hold, and numbers in prose."""
 
 from __future__ import annotations
 
 import pytest
 from markdown_it import MarkdownIt
 
-from transformer_theory.tables import format_cell, markdown_table
+from transformer_theory.tables import format_cell, markdown_table, prose_number
 
 
 def cells(text: str) -> list[list[str]]:
@@ -59,3 +59,9 @@ def test_a_collapsed_table_is_a_dropdown_admonition_holding_the_table() -> None:
     assert table in text and text.endswith("\n:::")
     with pytest.raises(ValueError, match="title"):
         collapsed(table, " ")
+
+
+def test_a_number_in_prose_is_math_below_a_hundredth_unless_plain_text_is_asked() -> None:
+    assert prose_number(None) == "n/a" and prose_number(447.81) == "448" and prose_number(0.78479) == "0.78"
+    assert prose_number(2.71e-6) == "$2.7 \\times 10^{-6}$" and prose_number(2.71e-6, math=False) == "2.7e-06"
+    assert prose_number(0.0) == "0"

@@ -1,4 +1,5 @@
-"""The one table helper of the book: rows of values as a Markdown table (chapters and the reproducibility page).
+"""The table helpers of the book: rows of values as a Markdown table (chapters and the reproducibility page), and a
+number as a chapter's prose writes it (:func:`prose_number`).
 
 Chapters show a table with ``display(Markdown(markdown_table(rows)))``; the book renders Markdown outputs
 as MyST (``nb_render_markdown_format: myst`` in ``book/_config.yml``), so cells may hold ``$math$``,
@@ -27,14 +28,16 @@ def format_cell(value: Any) -> str:
     return " ".join(text.replace("|", "\\|").split())
 
 
-def prose_number(x: float | None) -> str:
-    """A number for prose: ``n/a`` for ``None``, 3 significant digits from 1 up, 2 below, and under 0.01 as
-    ``a × 10^b`` in MyST math."""
-    if x is None:
+def prose_number(value: float | None, math: bool = True) -> str:
+    """A number for a sentence: ``n/a`` for ``None``, 3 significant digits from 1 up and 2 below; with ``math``, a
+    number under 0.01 as MyST math ``$a \\times 10^{b}$`` (one decimal of ``a``), else as Python's ``.2g``."""
+    if value is None:
         return "n/a"
-    if x == 0 or abs(x) >= 1e-2:
-        return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
-    mantissa, exponent = f"{x:.1e}".split("e")
+    if abs(value) >= 1:
+        return f"{value:.3g}"
+    if not math or value == 0 or abs(value) >= 1e-2:
+        return f"{value:.2g}"
+    mantissa, exponent = f"{value:.1e}".split("e")
     return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
 
 

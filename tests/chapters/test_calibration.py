@@ -1,10 +1,11 @@
-"""Chapter 13's calibration on P1 Tables 2 and 5: its runs, parameter checks, tables and verdicts."""
+"""Chapter 13's calibration on P1 Tables 2 and 5: its runs, parameter checks, tables, verdicts and analysis."""
 
 from __future__ import annotations
 
 import pytest
 
 from transformer_theory.chapters import calibration as cal
+from transformer_theory.chapters.calibration_analysis import analyse, reading_paragraphs, verdicts
 from transformer_theory.chapters.experiment import RunResult
 from transformer_theory.chapters.registry import experiment
 from transformer_theory.training import default_store
@@ -147,3 +148,51 @@ def test_the_claims_are_the_verdicts_on_the_criteria() -> None:
     assert claims == {"head_count_met_t4": True, "budget_sufficient_h4_t4": True, "two_layer_met": True}
     left_out = {**values, "double_heads": [], "tl_heads": []}
     assert experiment("13_training_recipe").claims(results[:6], left_out, BOOK_STORE) == {"head_count_met_t4": True}
+
+
+def _run(part: str, h: int, T: int, seed: int, nmse: float, first_half: float | None = None) -> RunResult:
+    """A run whose validation NMSE is ``first_half`` (default ``nmse``) at mid-schedule and ``nmse`` at its end."""
+    tags = {"part": part, "D": 4, "h": h, "layers": 2 if part == "two_layer" else 1, "T": T, "seed": seed,
+            "steps": 20}
+    return RunResult(tags, {"best_nmse": nmse, "best_step": 20, "final_nmse": nmse, "config": {"steps": 20},
+                            "task": {"key": f"{part} {h} {T} {seed}"},
+                            "wall_time_s": 1.0, "history": {"step": [10, 20], "val_nmse": [first_half or nmse, nmse]}})
+
+
+CALIBRATED = ([_run("head_count", 3, 4, s, 1e-3, 1.1e-3) for s in range(3)]
+              + [_run("head_count", 4, 4, s, 5e-6 * (s + 1), 5e-5) for s in range(3)]
+              + [_run("double_budget", 3, 4, 0, 9e-4), _run("double_budget", 4, 4, 0, 2.5e-6)]
+              + [_run("two_layer", h, 4, s, v, 10 * v) for h, v in ((1, 8e-4), (2, 4e-6)) for s in range(2)])
+
+
+def test_the_analysis_judges_the_claims_and_words_the_reading_from_its_runs() -> None:
+    p = cal.CalibrationParameters(**{**TINY, "seq_lens": [4], "double_heads": [3, 4], "tl_heads": [1, 2]})
+    a = analyse(CALIBRATED, p)
+    assert a.n_runs == 12 and a.training_seconds == 12.0 and a.parts_left_out == []
+    assert a.gains_per_head == {4: [pytest.approx(200)]} and a.below_D_max_half_gain == {4: pytest.approx(1.1)}
+    assert list(a.curves) == ["one layer, T = 4", "two layers, T = 4"] and len(a.curves["one layer, T = 4"]) == 6
+    one, two = verdicts(a)
+    assert (one.source, one.verdict, one.paper) == ("P1, Table 2", "reproduced", "h = 3 → 4 at T = 4: n/a → n/a")
+    assert one.ours == "0.001 → 5e-06" and "NMSE at h = D ≤ 1.5e-4 and a ratio ≥ 10" in one.reason
+    assert (two.paper, two.ours) == ("h = 2: 2.7e-06-7.2e-06", "h = 1 0.0008, h = 2 4e-06")
+    assert two.reason.startswith("criteria: h = 2 ≤ 2e-5 and a ratio ≥ 10 (best of 2 seeds); the h = 2 run was")
+    text = reading_paragraphs(a)
+    assert "The criterion is met" in text["one_layer"] and "a fall of 200 times" in text["one_layer"]
+    assert text["budget"].startswith("**Budget.** As predicted") and "widen the gap" in text["budget"]
+    assert "inside P1's range" in text["two_layer"] and "above P1's range" in text["two_layer"]
+    assert "at $T = 4$ only" in text["other_T"] and "all were still learning" in text["learning"]
+    assert "one-layer h = 1, 2, 5" in text["not_trained"] and "one-layer T = 8, 16, 32" in text["not_trained"]
+    assert set(a.recorded()) >= {"head_count_table", "head_count_verdicts", "budget_check", "two_layer_verdict",
+                                 "gains_per_head", "below_D_max_half_gain", "head_count_half_gain", "analysis"}
+
+
+def test_a_failed_calibration_is_not_observed_and_a_part_left_out_is_named() -> None:
+    p = cal.CalibrationParameters(**{**TINY, "seq_lens": [4], "double_heads": [], "tl_heads": []})
+    failed = [r for r in CALIBRATED if r.tags["part"] == "head_count" and r.tags["h"] == 3]
+    failed += [_run("head_count", 4, 4, s, 2e-4) for s in range(3)]  # ratio 5, above the bar
+    a = analyse(failed, p)
+    assert a.parts_left_out == ["double_heads", "tl_heads"]
+    assert [(c.source, c.verdict) for c in verdicts(a)] == [("P1, Table 2", "not observed")]
+    text = reading_paragraphs(a)
+    assert "**not met**" in text["one_layer"] and "does not reproduce" in text["one_layer"]
+    assert "`double_heads` is empty" in text["budget"] and "`tl_heads` is empty" in text["two_layer"]

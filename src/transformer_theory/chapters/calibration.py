@@ -23,19 +23,20 @@ part was trained.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from transformer_theory.checks import non_negative_int, non_negative_real, positive_int, positive_real, seed_value
+from transformer_theory.checks import seed_value
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import P1_SINGLE_LAYER_NMSE, P1_TWO_LAYER_NMSE_RANGE
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, RunResult,
                                                     applicable, best_over_seeds, experiment_run, infoflow_model,
-                                                    int_list, seed_list, validation_curve)
+                                                    validation_curve)
 from transformer_theory.chapters.intrinsic_dimension import prediction
-from transformer_theory.chapters.parameters import param, setting
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, param, positive_ints,
+                                                    seed_lists, setting, store)
 from transformer_theory.training.store import RunStore
 
 __all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION",
@@ -66,14 +67,12 @@ PREDICTION = ("one layer: the criteria are met at every T of the book profile (8
 OPTIONAL_PARTS = ("double_heads", "tl_heads")
 
 
-def _ints(name: str, values: Any, low: int = 1) -> tuple[int, ...]:
-    return tuple(int_list(name, values, low))
-
-
 @dataclass(frozen=True)
-class CalibrationParameters:
-    """The chapter's parameters, the names of its notebook's ``parameters`` cell (the profiles override them);
-    every value is checked on construction (``ValueError`` naming the parameter)."""
+class CalibrationParameters(TrainingParameters):
+    """The chapter's parameters, the names of its notebook's ``parameters`` cell (the profiles override them): the
+    shared training settings (:class:`~transformer_theory.chapters.parameters.TrainingParameters`) and the
+    calibration's own; no ``train_size``: every run draws fresh samples at every step. Every value is checked on
+    construction (``ValueError`` naming the parameter)."""
 
     D: int = param(4, "D of the one-layer target sum_{i<=D} max_t a_i^T x(t) (P1 Table 2)")
     heads: Sequence[int] = param((1, 2, 3, 4, 5), "head counts h of the one-layer models")
@@ -93,43 +92,26 @@ class CalibrationParameters:
     tl_steps: int = param(30000, "AdamW steps of each two-layer run")
     tl_seeds: Sequence[int] = param((0, 1, 2), "seeds of each two-layer configuration")
     target_seed: int = param(0, "seed of the targets' random vectors")
-    batch_size: int = setting("batch_size")
-    lr: float = setting("lr")
-    warmup: int = setting("warmup")
-    weight_decay: float = setting("weight_decay")
-    val_size: int = setting("val_size")
-    eval_every: int = setting("eval_every")
-    encoder_width: int = setting("encoder_width")
 
     def __post_init__(self) -> None:
-        for name in ("D", "head_dim", "ffn_width", "steps", "double_seq_len", "tl_seq_len", "tl_embed_dim",
-                     "tl_ffn_width", "tl_steps", "batch_size", "val_size", "eval_every", "encoder_width"):
-            positive_int(name, getattr(self, name))
-        for name in ("heads", "seq_lens"):
-            object.__setattr__(self, name, _ints(name, getattr(self, name)))
+        super().__post_init__()
+        positive_ints(self, "D", "head_dim", "double_seq_len", "tl_seq_len", "tl_embed_dim", "tl_ffn_width",
+                      "tl_steps")
+        int_lists(self, "heads", "seq_lens")
         for name in OPTIONAL_PARTS:  # an empty list leaves the part out, and the chapter says so
-            values = getattr(self, name)
-            object.__setattr__(self, name, () if isinstance(values, (list, tuple)) and not values
-                               else _ints(name, values))
-        for name in ("seeds", "tl_seeds"):
-            object.__setattr__(self, name, tuple(seed_list(name, getattr(self, name))))
+            if isinstance(getattr(self, name), (list, tuple)) and not getattr(self, name):
+                store(self, name, ())
+            else:
+                int_lists(self, name)
+        seed_lists(self, "seeds", "tl_seeds")
         seed_value(self.target_seed, "target_seed")
-        positive_real("lr", self.lr)
-        non_negative_int("warmup", self.warmup)
-        non_negative_real("weight_decay", self.weight_decay)
         if self.tl_heads and max(self.tl_heads) > self.tl_embed_dim:
             raise ValueError(f"tl_heads: {max(self.tl_heads)} heads of dimension tl_embed_dim // h need "
                              f"tl_embed_dim >= h, got tl_embed_dim = {self.tl_embed_dim}")
 
-    def settings(self) -> dict[str, Any]:
-        """The training settings :func:`~transformer_theory.chapters.experiment.experiment_run` reads (fresh
-        samples every step: no ``train_size``)."""
-        return {**asdict(self), "train_size": None}
-
 
 #: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).
-DEFAULTS: dict[str, Any] = {f.name: list(v) if isinstance(v := getattr(CalibrationParameters(), f.name), tuple)
-                            else v for f in fields(CalibrationParameters)}
+DEFAULTS: dict[str, Any] = defaults(CalibrationParameters)
 
 
 def _run(p: CalibrationParameters, part: str, heads: tuple[int, ...], embed_dim: int, head_dim: int,

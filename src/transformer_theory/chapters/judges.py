@@ -194,30 +194,6 @@ def _triangle(v: Values, p: Values) -> Judged:
             f"the configurations differ by at most {(spread - 1):.1%} and every cell had settled (budget check)")
 
 
-def _calibration_one(v: Values, p: Values) -> Judged:
-    verdicts = v["head_count_verdicts"]
-    rows = {(r["T"], r["h"]): r for r in v["head_count_table"]}
-    paper = " / ".join(f"{_g(rows[(x['T'], 3)]['paper_nmse'])} → {_g(rows[(x['T'], 4)]['paper_nmse'])}"
-                       for x in verdicts)
-    ours = " / ".join(f"{_g(x['nmse_missing'])} → {_g(x['nmse'])}" for x in verdicts)
-    Ts = ", ".join(str(x["T"]) for x in verdicts)
-    return (f"h = 3 → 4 at T = {Ts}: {paper}", ours, _yes(all(x["met"] for x in verdicts), "reproduced"),
-            f"criteria: NMSE at h = D ≤ 1.5e-4 and a ratio ≥ 10 at every T ({Ts}; best of 3 seeds)")
-
-
-def _calibration_two(v: Values, p: Values) -> Judged:
-    x = v["two_layer_verdict"]
-    if x["met"] is None:  # the two-layer part is not in the book profile yet
-        return None
-    rows = {r["h"]: r for r in v["two_layer_head_count_table"]}
-    lo, hi = rows[2]["paper_nmse"]
-    gain = next((g["half_gain"] for g in v.get("two_layer_half_gain", []) if g["h"] == 2), None)
-    return (f"h = 2: {_g(lo)}-{_g(hi)}", f"h = 1 {_g(x['nmse_missing'])}, h = 2 {_g(x['nmse'])}",
-            _yes(bool(x["met"]), "reproduced"), "criteria: h = 2 ≤ 2e-5 and a ratio ≥ 10 (best of 3 seeds)"
-            + (f"; the h = 2 run was still learning (half_gain {_g(gain)}): its NMSE is an upper bound"
-               if gain is not None and gain >= 1.5 else ""))
-
-
 #: The judged claims, in the book's order.
 JUDGES: tuple[Judge, ...] = (
     Judge("02_hardmax_interpolation", "Paper A, Theorem (hardmax)", "a hardmax transformer interpolates any "
@@ -248,9 +224,6 @@ JUDGES: tuple[Judge, ...] = (
           "missing head grows with T", "book", _intrinsic_in_T),
     Judge("11_triangle_center", "InfoFlow, §4.2", "the triangle center is not learnable at long T, whatever the "
           "heads and width", "summaries", _triangle),
-    Judge("13_training_recipe", "P1, Table 2", "one layer: a sharp fall of the NMSE at h = D (calibration)", "paper",
-          _calibration_one),
-    Judge("13_training_recipe", "P1, Table 5", "two layers: a sharp fall at L·h = D", "paper", _calibration_two),
 )
 
 
