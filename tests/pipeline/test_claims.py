@@ -82,12 +82,13 @@ def _copy_results(tmp_path: Path) -> Path:
 def test_a_verdict_follows_the_recorded_flag(tmp_path: Path) -> None:
     """The chapter judges its claim from the flag it recorded (chapters.judges, in its notebook); the page shows the
     claim the chapter recorded."""
-    data = json.loads((ROOT / "results" / "book" / "09_aggregation_cost.json").read_text())
+    hardmax = json.loads((ROOT / "results" / "book" / "02_hardmax_interpolation.json").read_text())
     for flag, verdict in ((True, "reproduced"), (False, "not observed")):
-        values = {**data["values"], "attention_observed": flag}
-        judged = [c for c in chapter_claims("09_aggregation_cost", values, data["parameters"])
-                  if c.source == "InfoFlow, §4.4"]
+        values = {**hardmax["values"], "exact_errors_all_zero": flag}
+        judged = [c for c in chapter_claims("02_hardmax_interpolation", values, hardmax["parameters"])
+                  if c.statement.startswith("a hardmax transformer interpolates")]
         assert [c.verdict for c in judged] == [verdict]
+    data = json.loads((ROOT / "results" / "book" / "09_aggregation_cost.json").read_text())
     root = _copy_results(tmp_path)
     path = root / "results" / "book" / "09_aggregation_cost.json"
     recorded = data["values"]["verdicts"]

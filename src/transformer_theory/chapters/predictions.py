@@ -1,4 +1,5 @@
-"""Writing the held-out suite's predictions (chapter 12) before any network is trained.
+"""Writing the held-out suite's predictions (chapter 12) before any network is trained, and reading a chapter's
+committed predictions back (:func:`committed_predictions`).
 
 The calculator's predictions and the observation criterion of :mod:`transformer_theory.infoflow.heldout` go
 to ``results/book/12_predictions.json`` with the git commit, so the history shows them before the training
@@ -7,6 +8,8 @@ results. Run ``python -m transformer_theory.chapters.predictions`` and commit th
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +55,38 @@ def calculator_document(chapter: str, what: str, p: dict[str, Any], keys: tuple[
     return {"description": (f"InfoFlow calculator predictions for chapter {chapter} ({what}), written before its "
                             "networks were trained"),
             "parameters": {k: p[k] for k in keys}, "criterion": criterion, "predictions": predictions}
+
+
+@dataclass(frozen=True)
+class CommittedPredictions:
+    """A chapter's predictions as committed before its runs, beside what the library computes now for the chapter's
+    parameters: the ``commit`` that wrote the file, the computed ``predictions`` rows, and whether the committed
+    predictions, parameters and criterion are the same as the computed ones (in the book profile all three must be;
+    a reader's own parameters change the first two)."""
+
+    commit: str
+    predictions: list[dict[str, Any]]
+    same_predictions: bool
+    same_parameters: bool
+    same_criterion: bool
+
+    def __str__(self) -> str:
+        return (f"committed at {self.commit[:12]} - the same as the library computes for these parameters: "
+                f"{self.same_predictions}")
+
+    def flags(self) -> dict[str, Any]:
+        """The commit and the three comparisons, as a chapter records them."""
+        return {"commit": self.commit, "same_predictions": self.same_predictions,
+                "same_parameters": self.same_parameters, "same_criterion": self.same_criterion}
+
+
+def committed_predictions(document: dict[str, Any], default: Path) -> CommittedPredictions:
+    """The predictions committed at ``default`` (relative to the repository root; chapters 08 and 09) against
+    ``document``, what the library computes now (:func:`calculator_document`, compared as JSON)."""
+    committed = json.loads((project_root() / default).read_text())
+    computed = json.loads(json.dumps(document))
+    return CommittedPredictions(committed["git"]["commit"], document["predictions"],
+                                *(committed[k] == computed[k] for k in ("predictions", "parameters", "criterion")))
 
 
 def write_predictions(path: str | Path | None = None) -> Path:

@@ -1,0 +1,35 @@
+"""How a chapter's analysis writes its numbers into a claim's cells and into the prose it glues into its page (one
+rule for the chapters that compute their reading, so that the same number reads the same on every page)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["enumerated", "prose_number", "significant", "slashed"]
+
+
+def significant(x: float) -> str:
+    """A number as a claim quotes it: 3 significant digits from 1 up, 2 below."""
+    return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
+
+
+def prose_number(x: float | None) -> str:
+    """A number for MyST prose: :func:`significant`, those below 0.01 as ``a × 10^b`` (math); ``None``: n/a."""
+    if x is None:
+        return "n/a"
+    if x == 0 or abs(x) >= 1e-2:
+        return significant(x)
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
+
+
+def slashed(xs: Iterable[float]) -> str:
+    """Numbers as a claim lists them: ``a / b / c``, each :func:`significant`."""
+    return " / ".join(significant(x) for x in xs)
+
+
+def enumerated(xs: Iterable[Any]) -> str:
+    """Items as prose lists them: ``a``, ``a and b``, ``a, b and c``."""
+    items = [str(x) for x in xs]
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
