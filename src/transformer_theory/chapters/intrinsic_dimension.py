@@ -46,11 +46,11 @@ from transformer_theory.chapters.parameters import (TrainingParameters, defaults
                                                     seed_lists, setting)
 
 __all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
-           "IntrinsicDimensionParameters", "claims", "head_configs", "head_count_runs", "head_count_table",
-           "intrinsic_dimension_runs", "long_schedule_runs", "model_retrieval_agreement", "nmse_table", "prediction",
-           "prediction_table", "predictions", "ratio_rises_with_length", "ratios_during_training",
-           "retrieval_agreement", "retrieval_summary", "retrieval_table", "runs", "separation_ratios",
-           "sequence_length_runs", "sequence_length_table", "tables"]
+           "IntrinsicDimensionParameters", "claim_verdicts", "claims", "head_configs", "head_count_runs",
+           "head_count_table", "intrinsic_dimension_runs", "long_schedule_runs", "model_retrieval_agreement",
+           "nmse_table", "prediction", "prediction_table", "predictions", "ratio_rises_with_length",
+           "ratios_during_training", "retrieval_agreement", "retrieval_summary", "retrieval_table", "runs",
+           "separation_ratios", "sequence_length_runs", "sequence_length_table", "tables"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): for each D, both configurations
 #: that miss a head reach at least this many times the best validation NMSE of (D, D) (book profile). For
@@ -221,18 +221,22 @@ def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
     return head_count_runs(p) + intrinsic_dimension_runs(p) + sequence_length_runs(p) + long_schedule_runs(p)
 
 
+#: The run builder of each part of :data:`PAIRWISE_PARTS`.
+_PART_RUNS = {"intrinsic_dimension": intrinsic_dimension_runs, "long_schedule": long_schedule_runs}
+
+
 def _part_name(part: str) -> str:
     if part not in PAIRWISE_PARTS:
         raise ValueError(f"part must be one of {', '.join(PAIRWISE_PARTS)}, got {part!r}")
     return part
 
 
-def prediction_table(parameters: dict[str, Any] | None = None,
+def prediction_table(parameters: IntrinsicDimensionParameters | Mapping[str, Any] | None = None,
                      part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
     """Before any run: InfoFlow's numbers and the calculator's :func:`prediction` at the trained width and T.
 
     Args:
-        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        parameters: The chapter's parameters, or overrides of its defaults (``None``: the defaults).
         part: A part of :data:`PAIRWISE_PARTS`, whose D values are tabulated.
 
     Returns:
@@ -256,13 +260,13 @@ def _part(results: Results, part: str) -> list[RunResult]:
     return [r for r in results if r.tags["part"] == part]
 
 
-def nmse_table(results: Results, parameters: dict[str, Any] | None = None,
+def nmse_table(results: Results, parameters: IntrinsicDimensionParameters | Mapping[str, Any] | None = None,
                part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
     """:func:`prediction_table` with the measurement.
 
     Args:
         results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
-        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        parameters: The chapter's parameters, or overrides of its defaults (``None``: the defaults).
         part: A part of :data:`PAIRWISE_PARTS`: the runs of ``results`` tabulated.
 
     Returns:
@@ -309,13 +313,15 @@ def separation_ratios(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def sequence_length_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def sequence_length_table(results: Results,
+                          parameters: IntrinsicDimensionParameters | Mapping[str, Any] | None = None,
+                          ) -> list[dict[str, Any]]:
     """The sequence-length part: one row per T of ``sl_seq_lens``.
 
     Args:
         results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`
             (none: the calculator's part alone, before any run).
-        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        parameters: The chapter's parameters, or overrides of its defaults (``None``: the defaults).
 
     Returns:
         Rows with ``T``, ``D``, ``E``, ``nmse`` and ``seed_nmse`` per configuration name, ``nmse_full``,
@@ -351,14 +357,14 @@ def ratio_rises_with_length(rows: Sequence[dict[str, Any]]) -> dict[str, bool | 
             for a, b in zip(ordered, ordered[1:])}
 
 
-def ratios_during_training(results: Results, parameters: dict[str, Any] | None = None,
+def ratios_during_training(results: Results, parameters: IntrinsicDimensionParameters | Mapping[str, Any] | None = None,
                            fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0),
                            part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
     """The :func:`separation_ratios` ratio of each D of ``part`` as it stood at ``fractions`` of the schedule.
 
     Args:
         results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
-        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        parameters: The chapter's parameters, or overrides of its defaults (``None``: the defaults).
         fractions: Fractions of the part's ``steps``, in (0, 1]; at each, every run's best validation NMSE up
             to step ``fraction · steps`` counts (1.0: the reported ratio).
         part: A part of :data:`PAIRWISE_PARTS`.
@@ -447,13 +453,13 @@ def retrieval_summary(rows: Sequence[dict[str, Any]], threshold: float = RETRIEV
             "learned": sum(best[1, i] >= threshold and best[2, i] >= threshold for i in terms)}
 
 
-def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_samples: int = 1024,
-                    seed: int = 0, part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
+def retrieval_table(parameters: IntrinsicDimensionParameters | Mapping[str, Any] | None, store: RunStore,
+                    n_samples: int = 1024, seed: int = 0, part: str = "intrinsic_dimension") -> list[dict[str, Any]]:
     """:func:`retrieval_summary` of every full-head (D, D) run whose weights are kept, trained and at its
     initialisation.
 
     Args:
-        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        parameters: The chapter's parameters, or overrides of its defaults (``None``: the defaults).
         store: The run store; runs whose weights it does not keep are left out.
         n_samples: The number of fresh inputs.
         seed: The seed of those inputs.
@@ -464,9 +470,9 @@ def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_sample
         ``init_layer2`` (at its initialisation).
     """
     part, rows = _part_name(part), []
-    for run in EXPERIMENT.runs(parameters):
+    for run in _PART_RUNS[part](_params(parameters)):
         t, config = run.tags, run.config
-        if t["part"] != part or (t["h1"], t["h2"]) != (t["D"], t["D"]) or store.weights(config) is None:
+        if (t["h1"], t["h2"]) != (t["D"], t["D"]) or store.weights(config) is None:
             continue
         tree = config.tree()
         X = tree.sample_inputs(positive_int("n_samples", n_samples), config.seq_len, seed_value(seed))
@@ -478,12 +484,14 @@ def retrieval_table(parameters: dict[str, Any] | None, store: RunStore, n_sample
     return rows
 
 
-def head_count_table(results: Results, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def head_count_table(results: Results,
+                     parameters: IntrinsicDimensionParameters | Mapping[str, Any] | None = None,
+                     ) -> list[dict[str, Any]]:
     """The single-layer head count beside P1 Table 2.
 
     Args:
         results: The runs of :func:`~transformer_theory.chapters.registry.run_experiment`.
-        parameters: Overrides of the chapter's defaults (``None``: the defaults).
+        parameters: The chapter's parameters, or overrides of its defaults (``None``: the defaults).
 
     Returns:
         One row per (T, h) of the head-count runs, sorted: ``T``, ``h``, ``D``, ``nmse`` (minimum over seeds),
@@ -509,13 +517,13 @@ def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
     ``retrieval_threshold``, :data:`RETRIEVAL_THRESHOLD`) and the calculator's ``predictions``
     (:func:`prediction_table`)."""
     return {"criterion": {"min_ratios": MIN_RATIOS, "retrieval_threshold": RETRIEVAL_THRESHOLD},
-            "predictions": prediction_table(dict(parameters))}
+            "predictions": prediction_table(IntrinsicDimensionParameters(**parameters))}
 
 
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The chapter's tables: ``nmse_table`` and ``separation_ratios`` (the intrinsic-dimension runs),
     ``sequence_length_table``, ``long_schedule_table`` and ``long_schedule_ratios``, and ``head_count_table``."""
-    p = dict(parameters)
+    p = IntrinsicDimensionParameters(**parameters)
     rows, long_rows = nmse_table(results, p), nmse_table(results, p, "long_schedule")
     return {"nmse_table": rows, "separation_ratios": separation_ratios(rows),
             "sequence_length_table": sequence_length_table(results, p), "long_schedule_table": long_rows,
@@ -528,11 +536,18 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
     and ``sequence_length_observed`` (it rises at every step), ``long_schedule_criterion_met_d<D>`` (the same bars on
     the longer schedule); a verdict without a value is left out (no claim reads weights: ``store`` is unused)."""
     t = tables(results, parameters)
-    rising = ratio_rises_with_length(t["sequence_length_table"])
-    return applicable({**{f"criterion_met_d{s['D']}": s["met"] for s in t["separation_ratios"]},
+    return claim_verdicts(t["separation_ratios"], ratio_rises_with_length(t["sequence_length_table"]),
+                          t["long_schedule_ratios"])
+
+
+def claim_verdicts(ratios: Sequence[Mapping[str, Any]], rising: Mapping[str, bool | None],
+                   long_ratios: Sequence[Mapping[str, Any]]) -> dict[str, bool]:
+    """:func:`claims` from the tables: the :func:`separation_ratios` of the main part and of the longer schedule and
+    :func:`ratio_rises_with_length` of the sequence-length part."""
+    return applicable({**{f"criterion_met_d{s['D']}": s["met"] for s in ratios},
                        **{claim_name("sequence_length_rises", pair): v for pair, v in rising.items()},
                        "sequence_length_observed": all(v is True for v in rising.values()),
-                       **{f"long_schedule_criterion_met_d{s['D']}": s["met"] for s in t["long_schedule_ratios"]}})
+                       **{f"long_schedule_criterion_met_d{s['D']}": s["met"] for s in long_ratios}})
 
 
 EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, runs, predictions, tables, claims)

@@ -117,29 +117,6 @@ def _book_criterion(v: Values, efficient: bool, by: list[str]) -> str:
         "" if efficient else ", the two-layer model is not efficient at this budget")
 
 
-def _intrinsic(v: Values, p: Values) -> Judged:
-    bars, met = v["min_ratios"], v["criteria_met"]
-    rows = [r for r in v["separation_ratios"] if str(r["D"]) in bars]
-    full = {r["D"]: r["paper_nmse"] for r in v["nmse_table"] if r["h1"] == r["h2"] == r["D"]}
-    short = [r["nmse_full"] / full[r["D"]] for r in rows]
-    Ds = ", ".join(str(r["D"]) for r in rows)
-    return (f"missing-head / full-head NMSE {_list(r['paper_ratio'] for r in rows)} at D = {Ds} (T = 64)",
-            f"{_list(r['ratio'] for r in rows)} (T = {p['seq_len']}, not the paper's 64)",
-            _yes(all(met.values()), "reproduced"),
-            f"our bars {_list(bars.values())}; our (D,D) NMSE is {_list(short)} times the paper's: a verdict on "
-            "our training (chapter 13)")
-
-
-def _intrinsic_in_T(v: Values, p: Values) -> Judged:
-    rows = v["sequence_length_table"]
-    lo, hi = v["half_gain_range"]
-    return ("the calculator's exponents grow with T; InfoFlow's summaries say the transition holds whatever T",
-            f"missing-head / full-head NMSE {_list(r['ratio'] for r in rows)} at T = "
-            f"{' / '.join(str(r['T']) for r in rows)}", _yes(bool(v["sequence_length_observed"]), "reproduced"),
-            "the ratio " + _yes(all(v["sequence_length_rising"].values()), "rises", "falls")
-            + f" with T; every run was still learning (half_gain {_g(lo)} to {_g(hi)})")
-
-
 def _triangle(v: Values, p: Values) -> Judged:
     rows = [r for r in v["nmse_table"] if (r["h1"], r["E"]) == (2, 24)]
     shortest = min(r["T"] for r in v["nmse_table"])
@@ -169,10 +146,6 @@ JUDGES: tuple[Judge, ...] = (
           "paper", _tikhonov_diagnostic),
     Judge("06_infoflow_framework", "InfoFlow, framework (reconstructed)", "information sets and propagation "
           "modes predict which configurations are efficient", "summaries", _calculator),
-    Judge("10_intrinsic_dimension", "InfoFlow, §4.1", "a phase transition at h_1 = h_2 = D (intrinsic dimension)",
-          "summaries", _intrinsic),
-    Judge("10_intrinsic_dimension", "this book's calculator (a prediction, not InfoFlow's)", "the penalty for a "
-          "missing head grows with T", "book", _intrinsic_in_T),
     Judge("11_triangle_center", "InfoFlow, §4.2", "the triangle center is not learnable at long T, whatever the "
           "heads and width", "summaries", _triangle),
 )
