@@ -203,19 +203,6 @@ def _intrinsic_in_T(v: Values, p: Values) -> Judged:
             + f" with T; every run was still learning (half_gain {_g(lo)} to {_g(hi)})")
 
 
-def _triangle(v: Values, p: Values) -> Judged:
-    rows = [r for r in v["nmse_table"] if (r["h1"], r["E"]) == (2, 24)]
-    shortest = min(r["T"] for r in v["nmse_table"])
-    longer = [r for r in v["budget_check"] if r["T"] > shortest]
-    settled = bool(longer) and all(r["settled"] for r in longer)
-    spread = max(x for T, x in v["configuration_spread"].items() if int(T) > shortest)
-    held = bool(v["criteria"]["observed"]) and bool((v["equal_budget_prediction"] or {}).get("observed")) and settled
-    return (f"NMSE {_list(r['paper_nmse'] for r in rows)} at T = {' / '.join(str(r['T']) for r in rows)}",
-            f"{_list(r['nmse'] for r in rows)}", _yes(held, "reproduced"),
-            f"one budget ({p['steps']} steps) at every T; from T = {sorted(v['configuration_spread'], key=int)[1]} on "
-            f"the configurations differ by at most {(spread - 1):.1%} and every cell had settled (budget check)")
-
-
 def _scoreboard(v: Values, p: Values) -> Judged:
     rate, check = v["agreement_rate"], v.get("budget_check") or []
     budget = (f"; {sum(not r['settled'] for r in check)} of {len(check)} cells changed more than 1.5x from "
@@ -282,8 +269,6 @@ JUDGES: tuple[Judge, ...] = (
           "summaries", _intrinsic),
     Judge("10_intrinsic_dimension", "this book's calculator (a prediction, not InfoFlow's)", "the penalty for a "
           "missing head grows with T", "book", _intrinsic_in_T),
-    Judge("11_triangle_center", "InfoFlow, §4.2", "the triangle center is not learnable at long T, whatever the "
-          "heads and width", "summaries", _triangle),
     Judge("12_predictions_vs_training", "this book's own", "the calculator's predictions hold on held-out targets",
           "book", _scoreboard),
     Judge("13_training_recipe", "P1, Table 2", "one layer: a sharp fall of the NMSE at h = D (calibration)", "paper",
