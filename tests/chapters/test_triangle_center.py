@@ -20,6 +20,8 @@ from transformer_theory.chapters.triangle_center import (DEFAULTS, EXPERIMENT, L
                                                          NEAR_ONE_MIN_NMSE, TriangleCenterParameters, budget_table,
                                                          calculator_predictions, comparison_growth,
                                                          equal_budget_observed, judge, model, nmse_table)
+from transformer_theory.chapters.triangle_center_analysis import (analyse, reading_paragraphs, recorded,  # noqa: E402
+                                                                  verdicts)
 from transformer_theory.training import default_store  # noqa: E402
 
 #: The run store the claims read weights from: the book profile's (committed runs first).
@@ -195,3 +197,49 @@ def test_the_equal_budget_prediction_is_judged() -> None:
     assert judged["configs"]["(2,2),E=24"]["above_at_second"] is False and not judged["observed"]
     with pytest.raises(ValueError, match="three sequence lengths"):
         equal_budget_observed(nmse_table(_results({(2, 2, 24, 8): [0.1], (2, 2, 24, 16): [0.9]})))
+
+
+def _analysis(nmse: dict[int, float], reference: dict[int, float] | None = None, seq_lens=(8, 16, 64)):
+    """The analysis of fake runs of (2, 2, 24) and (4, 4, 48) at ``seq_lens``: (2, 2, 24)'s NMSE ``nmse[T]``, (4, 4,
+    48)'s 0.9 times it; the budget check at 500 steps ``reference[T]`` for both (``None``: no budget check)."""
+    configs = ((2, 2, 24), (4, 4, 48))
+    cells = {(*c, T): [nmse[T] * (1 if c[2] == 24 else 0.9)] for c in configs for T in seq_lens}
+    results = _results(cells) + (_results({k: [reference[k[3]]] for k in cells}, steps=500) if reference else [])
+    for i, r in enumerate(results):
+        r.record.update(task={"key": str(i)}, wall_time_s=60.0)
+    p = TriangleCenterParameters(**{**DEFAULTS, "seq_lens": list(seq_lens), "configs": [list(c) for c in configs],
+                                    "reference_steps": [500] if reference else []})
+    return analyse(results, p)
+
+
+def test_the_analysis_judges_the_claim_as_the_chapter_did() -> None:
+    a = _analysis({8: 0.15, 16: 0.88, 64: 0.99}, {8: 0.5, 16: 0.9, 64: 0.99})
+    assert a.criteria["observed"] and a.equal_budget["observed"] and a.n_runs == 12
+    assert a.reading["lengths"] == [8, 16, 64] and a.reading["change_shortest"][0] == pytest.approx(0.5 / 0.15)
+    assert a.by_length[0]["T"] == 8 and a.table[0]["comparison_ratio"] == pytest.approx(584 / 324)
+    assert a.target.max_diff < 1e-12 and a.spread[16] == pytest.approx(1 / 0.9)
+    [claim] = verdicts(a)
+    assert claim.verdict == "reproduced" and claim.ours == "0.15 / 0.88 / 0.99"
+    assert claim.paper == "NMSE 0.086 / 0.84 / 0.98 at T = 8 / 16 / 64" and "differ by at most 11.1%" in claim.reason
+    assert "every cell had settled" in claim.reason
+    reading = reading_paragraphs(a)
+    assert "is reproduced from $T = 16$ on" in reading["results"] and "rest on settled cells" in reading["budget"]
+    assert "do not help" in reading["configurations"] and "a jump in $T$, not in budget" in reading["budget"]
+    assert set(recorded(a)) >= {"nmse_table", "budget_check", "criteria", "configuration_spread", "analysis"}
+
+
+def test_an_unsettled_budget_check_is_not_reproduced_and_says_so() -> None:
+    a = _analysis({8: 0.15, 16: 0.88, 64: 0.99}, {8: 0.5, 16: 0.9, 64: 2.0})
+    [claim] = verdicts(a)
+    assert claim.verdict == "not observed" and "2 of 4 cells changed by 1.5 times or more" in claim.reason
+    assert "rest on cells still learning" in reading_paragraphs(a)["budget"]
+
+
+def test_without_a_part_the_claim_is_not_judged_and_the_prose_says_why() -> None:
+    no_check = _analysis({8: 0.15, 16: 0.88, 64: 0.99})
+    assert verdicts(no_check) == [] and "`reference_steps` is empty" in reading_paragraphs(no_check)["budget"]
+    two = _analysis({8: 0.5, 64: 0.99}, {8: 0.5, 64: 0.99}, seq_lens=(8, 64))
+    assert verdicts(two) == [] and two.equal_budget is None
+    reading = reading_paragraphs(two)
+    assert "three sequence lengths" in reading["prediction"] and "**not met**" in reading["criteria"]
+    assert "Not every configuration learns at $T = 8$" in reading["budget"]

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from transformer_theory.chapters.experiment import efficiency_reason
 from transformer_theory.chapters.verdicts import Claim
 
 __all__ = ["JUDGES", "Judge", "chapter_claims"]
@@ -111,25 +110,6 @@ def _calculator(v: Values, p: Values) -> Judged:
             "agreement here is not a test (the held-out test is chapter 12's row)")
 
 
-def _book_criterion(v: Values, efficient: bool, by: list[str]) -> str:
-    """The book's calibrated criterion on the chapter's configurations, as the chapter recorded it."""
-    return "; " + efficiency_reason(v["book_efficiency"], by) + (
-        "" if efficient else ", the two-layer model is not efficient at this budget")
-
-
-def _triangle(v: Values, p: Values) -> Judged:
-    rows = [r for r in v["nmse_table"] if (r["h1"], r["E"]) == (2, 24)]
-    shortest = min(r["T"] for r in v["nmse_table"])
-    longer = [r for r in v["budget_check"] if r["T"] > shortest]
-    settled = bool(longer) and all(r["settled"] for r in longer)
-    spread = max(x for T, x in v["configuration_spread"].items() if int(T) > shortest)
-    held = bool(v["criteria"]["observed"]) and bool((v["equal_budget_prediction"] or {}).get("observed")) and settled
-    return (f"NMSE {_list(r['paper_nmse'] for r in rows)} at T = {' / '.join(str(r['T']) for r in rows)}",
-            f"{_list(r['nmse'] for r in rows)}", _yes(held, "reproduced"),
-            f"one budget ({p['steps']} steps) at every T; from T = {sorted(v['configuration_spread'], key=int)[1]} on "
-            f"the configurations differ by at most {(spread - 1):.1%} and every cell had settled (budget check)")
-
-
 #: The judged claims, in the book's order.
 JUDGES: tuple[Judge, ...] = (
     Judge("02_hardmax_interpolation", "Paper A, Theorem (hardmax)", "a hardmax transformer interpolates any "
@@ -146,8 +126,6 @@ JUDGES: tuple[Judge, ...] = (
           "paper", _tikhonov_diagnostic),
     Judge("06_infoflow_framework", "InfoFlow, framework (reconstructed)", "information sets and propagation "
           "modes predict which configurations are efficient", "summaries", _calculator),
-    Judge("11_triangle_center", "InfoFlow, §4.2", "the triangle center is not learnable at long T, whatever the "
-          "heads and width", "summaries", _triangle),
 )
 
 
