@@ -14,7 +14,7 @@ optimiser the summaries give, and a curriculum over the target's terms.
 
 The **budget check** trains the arms ``double_arms`` again with twice the budget (seeds ``double_seeds``): a cell's budget
 is sufficient where doubling it changes its best NMSE by less than
-:data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; its prediction
+:data:`~transformer_theory.chapters.budget.BUDGET_TOLERANCE`; its prediction
 (:data:`DOUBLING_PREDICTION`) was committed before its runs.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from transformer_theory.checks import positive_int, unknown_name
-from transformer_theory.chapters.calibration import BUDGET_TOLERANCE, budget_change
+from transformer_theory.chapters.budget import BUDGET_TOLERANCE, budget_change
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, applicable, best_over_seeds,
                                                     experiment_run, half_gains, infoflow_model, int_list, seed_list,
                                                     validation_curve)
@@ -337,7 +337,7 @@ def ablation_curves(results: Results, p: AblationParameters) -> list[dict[str, A
 def budget_check_table(results: Results, p: AblationParameters) -> list[dict[str, Any]]:
     """One row per doubled cell (arm, head configuration, seed of `double_seeds`): ``arm``, ``config``, ``nmse`` at ``steps``,
     ``nmse_double`` at twice as many, their quotient ``change`` and ``sufficient`` (``change`` <
-    :data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; ``None`` where a value is missing)."""
+    :data:`~transformer_theory.chapters.budget.BUDGET_TOLERANCE`; ``None`` where a value is missing)."""
     once = {(r.tags["arm"], r.tags["h1"], r.tags["h2"], r.tags["seed"]): r.best_nmse for r in results
             if r.tags["part"] == "ablation"}
     rows = []
@@ -408,7 +408,7 @@ def doubling_check(budget: Sequence[Mapping[str, Any]],
                    doubled_rows: Sequence[Mapping[str, Any]]) -> dict[str, bool | None]:
     """:data:`DOUBLING_PREDICTION`'s statements judged on the budget check: ``both_still_learning`` (every doubled
     (D, D) cell of :func:`budget_check_table` changed by at least
-    :data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`; ``None`` with fewer than two such cells or a
+    :data:`~transformer_theory.chapters.budget.BUDGET_TOLERANCE`; ``None`` with fewer than two such cells or a
     missing value) and ``wide_ffn_helps_doubled`` (the wide FFN helps in :func:`ablation_table` of the :func:`doubled`
     parameters, ``doubled_rows``; ``None`` without it); ``held``: both."""
     full_changes = [r["change"] for r in budget if r["config"] == "(D,D)"]

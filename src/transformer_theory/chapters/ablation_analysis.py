@@ -14,7 +14,7 @@ from transformer_theory.chapters.ablation import (ARMS, CONTROL_BAR, CONTROL_PRE
                                                   ablation_curves, ablation_table, budget_check_table,
                                                   control_prediction_check, doubled, doubling_check,
                                                   prediction_check)
-from transformer_theory.chapters.calibration import BUDGET_TOLERANCE
+from transformer_theory.chapters.budget import BUDGET_TOLERANCE
 from transformer_theory.chapters.experiment import Results, curve_summary, training_seconds
 from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.tables import prose_number
@@ -41,7 +41,7 @@ HYPOTHESES: dict[str, str] = {
 def arm_reading(row: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> str:
     """What an arm's row shows against the baseline at its budget, in words: whether it helps by :data:`CRITERION`,
     whether its (D, D) model is better or worse, and whether it was still learning (``half_gain`` >=
-    :data:`~transformer_theory.chapters.calibration.BUDGET_TOLERANCE`: then nothing is ruled out)."""
+    :data:`~transformer_theory.chapters.budget.BUDGET_TOLERANCE`: then nothing is ruled out)."""
     if baseline is None or row is baseline:
         verdict = "the reference"
     elif row["helps"]:
@@ -146,6 +146,42 @@ def analyse(results: Results, p: AblationParameters, store: RunStore | None = No
         prediction=prediction_check(table), doubling=doubling_check(budget, doubled_rows),
         control=control_prediction_check(table),
         reading=_reading(p, table, budget, doubled_rows, per_seed, doubled_runs))
+
+
+def verdicts(a: AblationAnalysis) -> list[Claim]:
+    """Chapter 14's claims: the committed prediction on the arms (and, with the budget check, at twice the budget),
+    and the controls' prediction once a control is trained (:class:`~transformer_theory.chapters.verdicts.Claim`)."""
+    r, claims_ = a.reading, []
+    if a.prediction["held"] is not None:
+        later = ""
+        if "wide2_ratio" in r:
+            seeds = " and ".join(map(str, a.params.double_seeds))
+            later = (f"; at {r['double_steps']} steps (budget check, best over seed"
+                     f"{'s' * (len(a.params.double_seeds) > 1)} {seeds}): {prose_number(r['base2_ratio'])} → "
+                     f"{prose_number(r['wide2_ratio'])}")
+        gains = [x["half_gain"] for x in a.arms if x["half_gain"] is not None]
+        learning = sum(g >= BUDGET_TOLERANCE for g in gains)
+        claims_.append(Claim(
+            "14_mechanism_ablation", "this book's own", "which change to chapter 10's recipe lets two layers find "
+            "§4.1's mechanism", "book", "(this book's prediction, committed before the runs) only the wide FFN helps",
+            f"ratio {prose_number(r['base_ratio'])} → {prose_number(r['wide_ratio'])} with the wide FFN at {r['steps']} steps{later}",
+            "reproduced" if a.prediction["held"] else "not observed",
+            f"{r['n_arms']} arms at D = {r['D']}, T = {r['T']}, {r['steps']} steps, {len(a.params.seeds)} seeds; an "
+            f"arm helps when its ratio is ≥ {r['min_gain']:g} times the baseline's and its (D, D) NMSE is lower; "
+            f"{learning} of {len(gains)} arms' (D, D) models were still learning (half_gain {prose_number(min(gains))} to "
+            f"{prose_number(max(gains))}), so no arm is ruled out at longer budgets"
+            + ("; the wide FFN helps at twice the budget" if a.doubling.get("wide_ffn_helps_doubled") else "")))
+    claims_ += control_claims(a)
+    if a.control["held"] is not None:
+        bar = [x for x in a.controls if x["arm"] == "oracle attention"]
+        claims_.append(Claim(
+            "14_mechanism_ablation", "this book's own", "§4.1's controls: the family represents the mechanism, "
+            "training from a random start does not find it at D ≥ 3", "book", CONTROL_PREDICTION,
+            "; ".join(f"oracle at D = {x['D']}: (D, D) {prose_number(x['nmse_full'])}, ratio {prose_number(x['ratio'])}" for x in bar),
+            "reproduced" if a.control["held"] else "not observed",
+            f"{a.params.control_steps} steps, seeds {list(a.params.control_seeds)}; statements: "
+            + ", ".join(f"{k} {v}" for k, v in a.control.items() if k != "held")))
+    return claims_
 
 
 def _control_row(x: Mapping[str, Any]) -> str:

@@ -10,9 +10,10 @@ from typing import Any
 
 from transformer_theory.chapters.aggregation import (AggregationParameters, attention_summary, claims, cost_law,
                                                      cost_law_table)
-from transformer_theory.chapters.calibration import BUDGET_TOLERANCE
+from transformer_theory.chapters.budget import BUDGET_TOLERANCE
 from transformer_theory.chapters.experiment import Results, half_gains, training_seconds
-from transformer_theory.chapters.prose import enumerated, prose_number, significant, slashed
+from transformer_theory.chapters.prose import enumerated, significant, slashed
+from transformer_theory.tables import prose_number
 from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.training.store import RunStore
 

@@ -13,13 +13,20 @@ from typing import Any
 from transformer_theory.chapters.experiment import ExperimentRun, Results, RunResult
 from transformer_theory.tables import markdown_table, prose_number
 
-__all__ = ["BUDGET_TOLERANCE", "DOUBLE_PART", "DoubledCell", "DoublingCheck", "doubled", "doubling_check",
+__all__ = ["BUDGET_TOLERANCE", "DOUBLE_PART", "DoubledCell", "DoublingCheck", "budget_change", "doubled", "doubling_check",
            "doubling_paragraph", "doubling_reason", "split_doubled"]
 
 #: A cell's budget is sufficient when doubling it changes its best NMSE by less than this factor.
 BUDGET_TOLERANCE = 1.5
 #: The ``part`` tag of the runs at twice the budget.
 DOUBLE_PART = "double_budget"
+
+
+def budget_change(once: float | None, twice: float | None) -> dict[str, Any]:
+    """A cell's best NMSE at a budget (``once``) over its best NMSE at twice the budget (``twice``): ``change`` and
+    ``sufficient`` (``change`` < :data:`BUDGET_TOLERANCE`), both ``None`` where a value is missing."""
+    cell = DoubledCell({}, 0, once, twice)
+    return {"change": cell.change, "sufficient": cell.sufficient}
 
 
 def doubled(runs: Sequence[ExperimentRun], cell: Callable[[Mapping[str, Any]], bool]) -> list[ExperimentRun]:

@@ -10,7 +10,7 @@ train a sharp retrieval where the predecessor did:
   ``seeds``, ``steps`` steps on fresh samples. P1 reports a sharp fall of the NMSE at h = D.
 * **Budget check**: the cells ``double_heads`` at T = ``double_seq_len`` (first seed) trained with twice the
   budget. The budget is sufficient where doubling it changes the best NMSE by less than
-  :data:`BUDGET_TOLERANCE`; otherwise the chapter says the cell was still learning.
+  :data:`~transformer_theory.chapters.budget.BUDGET_TOLERANCE`; otherwise the chapter says the cell was still learning.
 * **Head count, two layers** (P1 Table 5): the same target, two layers of h heads each (``tl_heads``), width
   ``tl_embed_dim`` = 32 and per-head dimension ``tl_embed_dim // h`` (P1: 32/h), FFN ``tl_ffn_width``, T =
   ``tl_seq_len``. The transition is at L·h = D, i.e. between h = 1 and h = 2: the retrieved value is linear in
@@ -31,6 +31,7 @@ import numpy as np
 from transformer_theory.checks import seed_value
 from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.reference import P1_SINGLE_LAYER_NMSE, P1_TWO_LAYER_NMSE_RANGE
+from transformer_theory.chapters.budget import BUDGET_TOLERANCE, budget_change
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, RunResult,
                                                     applicable, best_over_seeds, experiment_run, infoflow_model,
                                                     validation_curve)
@@ -39,13 +40,10 @@ from transformer_theory.chapters.parameters import (TrainingParameters, defaults
                                                     seed_lists, setting, store)
 from transformer_theory.training.store import RunStore
 
-__all__ = ["BUDGET_TOLERANCE", "CRITERIA", "DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION",
-           "CalibrationParameters", "budget_change", "budget_check_table", "calibration_runs", "claims",
+__all__ = ["CRITERIA", "DEFAULTS", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION",
+           "CalibrationParameters", "budget_check_table", "calibration_runs", "claims",
            "head_count_table", "head_count_verdicts", "predictions", "runs", "tables", "two_layer_head_count_table",
            "two_layer_verdict", "validation_curves"]
-
-#: Doubling the step budget changes a cell's best NMSE by less than this factor: the budget is sufficient.
-BUDGET_TOLERANCE = 1.5
 
 #: The calibration's criteria, fixed before its runs: ``head_count``: at every T, best NMSE at h = D at most
 #: ``max_nmse`` and best(h = D − 1) / best(h = D) at least ``min_ratio``; ``two_layer``: best NMSE at h = D/2 at
@@ -205,16 +203,9 @@ def two_layer_verdict(rows: Sequence[dict[str, Any]], p: CalibrationParameters) 
     return {"h": p.D // 2, **_verdict({r["h"]: r["nmse"] for r in rows}, p.D // 2, CRITERIA["two_layer"])}
 
 
-def budget_change(once: float | None, twice: float | None) -> dict[str, Any]:
-    """A cell's best NMSE at a budget (``once``) over its best NMSE at twice the budget (``twice``): ``change`` and
-    ``sufficient`` (``change`` < :data:`BUDGET_TOLERANCE`), both ``None`` where a value is missing."""
-    change = None if once is None or twice is None or twice <= 0 else once / twice
-    return {"change": change, "sufficient": None if change is None else change < BUDGET_TOLERANCE}
-
-
 def budget_check_table(results: Results, p: CalibrationParameters) -> list[dict[str, Any]]:
     """One row per doubled cell: ``h``, ``T``, ``seed``, ``nmse`` at ``steps`` and ``nmse_double`` at twice
-    as many, their quotient ``change`` and ``sufficient`` (``change`` < :data:`BUDGET_TOLERANCE`; ``None`` where
+    as many, their quotient ``change`` and ``sufficient`` (``change`` < :data:`~transformer_theory.chapters.budget.BUDGET_TOLERANCE`; ``None`` where
     a value is missing)."""
     base = {(r.tags["h"], r.tags["T"], r.tags["seed"]): r.best_nmse for r in _part(results, "head_count")}
     rows = []
@@ -238,7 +229,7 @@ def validation_curves(results: Results, part: str, heads: Sequence[int], T: int 
 # ----------------------------------------------------------------------------------------------
 def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
     """What the chapter committed before its runs: ``criteria`` (:data:`CRITERIA`), ``budget_tolerance``
-    (:data:`BUDGET_TOLERANCE`) and ``prediction`` (:data:`PREDICTION`)."""
+    (:data:`~transformer_theory.chapters.budget.BUDGET_TOLERANCE`) and ``prediction`` (:data:`PREDICTION`)."""
     return {"criteria": CRITERIA, "budget_tolerance": BUDGET_TOLERANCE, "prediction": PREDICTION}
 
 

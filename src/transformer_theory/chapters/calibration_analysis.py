@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from transformer_theory.chapters.calibration import (BUDGET_TOLERANCE, CRITERIA, DEFAULTS, OPTIONAL_PARTS,
+from transformer_theory.chapters.prose import enumerated
+from transformer_theory.chapters.budget import BUDGET_TOLERANCE
+from transformer_theory.chapters.calibration import (CRITERIA, DEFAULTS, OPTIONAL_PARTS,
                                                      CalibrationParameters, budget_check_table, head_count_table,
                                                      head_count_verdicts, two_layer_head_count_table,
                                                      two_layer_verdict, validation_curves)
@@ -196,10 +198,6 @@ def _n(x: float | None) -> str:
     return prose_number(x)
 
 
-def _and(items: list[str]) -> str:
-    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
-
-
 def _one_layer(a: CalibrationAnalysis) -> str:
     r, D = a.reading, a.params.D
     v = next((v for v in a.head_count_verdicts if v["T"] == r["focus_T"]), None)
@@ -243,7 +241,7 @@ def _budget(a: CalibrationAnalysis) -> str:
     widens = (cells.get(D - 1) is not None and cells.get(D) is not None
               and a.reading["budget_change"][str(D)] > a.reading["budget_change"][str(D - 1)])
     return (f"**Budget.** {'As predicted, d' if predicted else 'D'}oubling the steps at $T = "
-            f"{a.params.double_seq_len}$ changes " + _and(said) + "."
+            f"{a.params.double_seq_len}$ changes " + enumerated(said) + "."
             + ("" if predicted or D - 1 not in cells or D not in cells else
                f" The prediction ($h = {D - 1}$ sufficient, $h = {D}$ still learning) is **not observed**.")
             + (" Longer training would only widen the gap the verdict rests on." if widens else ""))
@@ -280,7 +278,7 @@ def _other_T(a: CalibrationAnalysis) -> str:
     others = [v for v in a.head_count_verdicts if v["T"] != r["focus_T"]]
     if not others or any(v["met"] is None for v in others):
         return f"*(This profile judges one layer at $T = {r['focus_T']}$ only.)*"
-    Ts = _and([str(v["T"]) for v in others])
+    Ts = enumerated([str(v["T"]) for v in others])
     met = [v["met"] for v in others]
     full = [v["nmse"] for v in a.head_count_verdicts]
     grows = all(x < y for x, y in zip(full, full[1:]))
@@ -288,12 +286,12 @@ def _other_T(a: CalibrationAnalysis) -> str:
     every = all(v["met"] for v in a.head_count_verdicts) and grows and under
     text = (f"**One layer, $T$ = {Ts}.** The criterion is "
             + ("met at " + ("both" if len(others) == 2 else "each") if all(met) else
-               "**not met** at $T = " + _and([str(v["T"]) for v in others if not v["met"]]) + "$")
+               "**not met** at $T = " + enumerated([str(v["T"]) for v in others if not v["met"]]) + "$")
             + ": " + "; ".join(f"{_n(v['nmse'])} at $h = {p.D}$ against {_n(v['nmse_missing'])} at $h = {p.D - 1}$ at "
                                f"$T = {v['T']}$ (a ratio of {_n(v['ratio'])})" for v in others)
             + f". {'As predicted, t' if grows else 'Unlike the prediction, t'}he best NMSE at $h = D$ "
             + ("grows" if grows else "does not grow") + " with $T$ ("
-            + ", ".join(_n(x) for x in full) + f" at $T$ = {_and([str(v['T']) for v in a.head_count_verdicts])}) and "
+            + ", ".join(_n(x) for x in full) + f" at $T$ = {enumerated([str(v['T']) for v in a.head_count_verdicts])}) and "
             + (f"stays below the bar of {_n(CRITERIA['head_count']['max_nmse'])}" if under else "crosses the bar")
             + (": the one-layer part of the prediction is observed at every $T$ of this profile." if every else
                ": the one-layer part of the prediction is **not observed**."))
@@ -323,7 +321,7 @@ def _learning(a: CalibrationAnalysis) -> str:
             + (": all were still learning." if learning else ".")
             + (f" The cells below $D$ had settled or nearly: at most {_n(r['below_settled_max'])} times"
                if r["below_settled_max"] is not None else " No cell below $D$ had settled")
-            + (", except " + _and(exceptions) if exceptions else "") + "."
+            + (", except " + enumerated(exceptions) if exceptions else "") + "."
             + (" So the ratios at $h = D$ are lower bounds: more steps lower the cells at and above $D$ and leave "
                f"those at $h = {D - 1}$ nearly unchanged." if learning and settled_below else ""))
 
@@ -336,7 +334,7 @@ def _not_trained(a: CalibrationAnalysis) -> str:
     rests = (f"; the two-layer verdict rests on $h = {h - 1}$ and $h = {h}$, which are trained"
              if a.two_layer_verdict["met"] is not None else "")
     return ("**Not yet in this profile.** The chapter's defaults also train the "
-            + _and([f"{_PART_NAMES[name]} = {', '.join(map(str, values))}" for name, values in missing.items()])
+            + enumerated([f"{_PART_NAMES[name]} = {', '.join(map(str, values))}" for name, values in missing.items()])
             + ", which this profile leaves out (their prediction and criteria were committed before any of their runs)"
             + rests + ".")
 

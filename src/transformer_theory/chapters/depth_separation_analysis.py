@@ -6,10 +6,10 @@ ratio and the committed criterion :data:`~transformer_theory.chapters.depth_sepa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from transformer_theory.chapters.prose import enumerated, significant
 from transformer_theory.chapters.budget import (BUDGET_TOLERANCE, DoublingCheck, doubling_check, doubling_paragraph,
                                                 doubling_reason, split_doubled)
 from transformer_theory.chapters.depth_separation import (EXPERIMENT, MIN_RATIO, TARGET, TARGET_ARGS,
@@ -153,11 +153,6 @@ def analyse(results: Results, p: DepthSeparationParameters, store: RunStore | No
         reading=_reading(p, table, separations, width, width_separations, efficiency, learning, rows))
 
 
-def _g(x: float) -> str:
-    """A number in a claim: 3 significant digits from 1 up, 2 below."""
-    return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
-
-
 def _num(x: float | None, digits: int = 2) -> str:
     """A number for prose: ``digits`` significant digits, small ones as ``a.b × 10^c`` (MyST math)."""
     if x is None:
@@ -168,23 +163,17 @@ def _num(x: float | None, digits: int = 2) -> str:
     return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
 
 
-def _and(items: Sequence[Any]) -> str:
-    """``a, b and c``."""
-    items = [str(x) for x in items]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def verdicts(a: DepthSeparationAnalysis) -> list[Claim]:
     """Chapter 07's claims (InfoFlow Theorem 1, as its summaries state it): the depth separation by the chapter's
     committed criterion (beside the book's efficiency criterion), and its growth with T (which needs two T or more)."""
     r, claims_ = a.reading, []
     ratios = list(r["ratios"].values())
-    ours = (f"one-layer / two-layer NMSE {' / '.join(_g(x) for x in ratios)} at T = "
+    ours = (f"one-layer / two-layer NMSE {' / '.join(significant(x) for x in ratios)} at T = "
             f"{' / '.join(str(T) for T in r['ratios'])}")
     met = a.largest["ratio"] >= r["min_ratio"]
     where = "every T" if min(ratios) >= r["min_ratio"] else "the largest T, not at every T"
-    reason = (f"two layers win by at least {_g(r['min_ratio'])}x at {where} (the chapter's criterion)" if met else
-              f"two layers do not win by {_g(r['min_ratio'])}x at the largest T (the chapter's criterion)")
+    reason = (f"two layers win by at least {significant(r['min_ratio'])}x at {where} (the chapter's criterion)" if met else
+              f"two layers do not win by {significant(r['min_ratio'])}x at the largest T (the chapter's criterion)")
     two = next((x for x in a.efficiency if x["layers"] == 2), None)
     if two is not None:
         reason += "; " + efficiency_reason(a.efficiency, BY) + (
@@ -198,7 +187,7 @@ def verdicts(a: DepthSeparationAnalysis) -> list[Claim]:
             "reproduced qualitatively" if r["ratios_widen"] else "not observed",
             ("the gap widens" if r["ratios_widen"] else "the gap shrinks as T grows, the opposite of the prediction"
              if r["ratios_narrow"] else "the gap does not widen as T grows")
-            + (f"; the two-layer runs were still learning (half_gain {' / '.join(_g(g) for g in learning)})"
+            + (f"; the two-layer runs were still learning (half_gain {' / '.join(significant(g) for g in learning)})"
                if learning and max(learning) >= BUDGET_TOLERANCE else "") + doubling_reason(a.doubling)))
     return claims_
 
@@ -211,7 +200,7 @@ def _efficiency_paragraph(a: DepthSeparationAnalysis) -> str:
         return "*(The book's criterion compares two T or more; this profile trains one.)*"
     efficient = [f"h = {x['heads'][0]}" for x in ones if x["observed_efficient"]]
     text = ("By it the one-layer models are inefficient at every $T$, as predicted" if not efficient else
-            f"By it the one-layer model{'s' * (len(efficient) > 1)} with {_and(efficient)} "
+            f"By it the one-layer model{'s' * (len(efficient) > 1)} with {enumerated(efficient)} "
             f"{'are' if len(efficient) > 1 else 'is'} observed efficient, against the prediction")
     (T0, first), *_, (T1, last) = two["nmse_by_T"].items()
     growth = (f"its NMSE {'grows' if last > first else 'goes'} from {_num(first, 3)} at $T = {T0}$ to {_num(last, 3)} at "
@@ -246,12 +235,12 @@ def _budget_paragraph(a: DepthSeparationAnalysis) -> str:
             (True, True): "**Both the two-layer and the one-layer runs were still learning.**",
             (False, True): "**The one-layer runs were still learning; the two-layer runs had settled.**",
             (False, False): "**Every run had settled.**"}[two_learning, one_learning]
-    text = (f"{head} The best two-layer seed lowered its best NMSE {_and([_num(g, 3) for g in two])} times over the "
-            f"second half of the schedule at $T$ = {_and(r['seq_lens'])}; "
+    text = (f"{head} The best two-layer seed lowered its best NMSE {enumerated([_num(g, 3) for g in two])} times over the "
+            f"second half of the schedule at $T$ = {enumerated(r['seq_lens'])}; "
             f"{'no one-layer run lowered its NMSE more than' if not one_learning else 'a one-layer run lowered its NMSE'}"
             f" {_num(one, 3)} times.")
     if two_learning:
-        text += (f" So the two-layer NMSEs, the ratios {_and([_num(x) for x in r['ratios'].values()])} and the "
+        text += (f" So the two-layer NMSEs, the ratios {enumerated([_num(x) for x in r['ratios'].values()])} and the "
                  f"two-layer verdict by the book's criterion are verdicts on {a.params.steps} steps.")
         if r["ratios_narrow"] and two[-1] == max(two):
             text += " The two-layer gain is largest at the largest $T$, so part of the narrowing gap may be the budget."
@@ -263,13 +252,13 @@ def _budget_paragraph(a: DepthSeparationAnalysis) -> str:
 def _reading_bullets(a: DepthSeparationAnalysis) -> str:
     """The reading of the results as MyST bullets, each point with its numbers and the words they support."""
     r, p = a.reading, a.params
-    ratios, Ts = list(r["ratios"].values()), _and(r["seq_lens"])
+    ratios, Ts = list(r["ratios"].values()), enumerated(r["seq_lens"])
     at_every = r["gap_at_every_T"]
     bullets = [
         (f"**Two layers beat one at every $T$ of the sweep**, not only at the largest: the two-layer NMSE is at least "
          f"`MIN_RATIO` = {r['min_ratio']:g} times lower than the best one-layer NMSE at each $T$" if at_every else
          f"**Two layers do not beat one by `MIN_RATIO` = {r['min_ratio']:g} at every $T$**")
-        + f" ({_and([_num(x) for x in ratios])} times at $T$ = {Ts})."
+        + f" ({enumerated([_num(x) for x in ratios])} times at $T$ = {Ts})."
         + (" This is the depth gap at each $T$; how it changes with $T$ is the last point but one." if at_every else "")]
     lo, hi = min(p.one_layer_heads), max(p.one_layer_heads)
     if lo != hi:
@@ -279,7 +268,7 @@ def _reading_bullets(a: DepthSeparationAnalysis) -> str:
             (f"**More heads help a single layer only a little**: from $h = {lo}$ to $h = {hi}$ its NMSE falls by less "
              "than a factor of 2 at every $T$, far less than the gap to two layers" if little else
              f"**More heads**: from $h = {lo}$ to $h = {hi}$ the one-layer NMSE changes")
-            + f" ({_and([_num(gains[T], 3) for T in p.seq_lens])} times at $T$ = {Ts}).")
+            + f" ({enumerated([_num(gains[T], 3) for T in p.seq_lens])} times at $T$ = {Ts}).")
     bullets.append(
         (f"**{'The gap is not over-fitting' if at_every else 'No over-fitting'}**: the one-layer models' training "
          "loss is within 10% of their validation NMSE, so they fit their training data no better than held-out data" if r["fit_gap"] < 0.1 else
@@ -294,7 +283,7 @@ def _reading_bullets(a: DepthSeparationAnalysis) -> str:
          f"**Over the FFN widths** at $T$ = {p.width_seq_len} the one-layer NMSE varies {_num(r['width_spread'], 3)} "
          f"times, the two-layer NMSE {'falls' if r['width_two_layer_falls'] else 'does not fall steadily'} as its FFN "
          f"widens and the ratio {'grows' if r['width_ratio_grows'] else 'does not grow steadily'}")
-        + f" (ratios {_and([_num(x) for x in r['width_ratios']])} at widths {_and(p.ffn_widths)}).")
+        + f" (ratios {enumerated([_num(x) for x in r['width_ratios']])} at widths {enumerated(p.ffn_widths)}).")
     exponents = r["one_layer_exponents"]
     one, two = r["one_layer_nmse"], r["two_layer_nmse"]
     two_worse = two[-1] >= BUDGET_TOLERANCE * two[0]
@@ -308,12 +297,12 @@ def _reading_bullets(a: DepthSeparationAnalysis) -> str:
          "**The theorem's dependence on $T$ is not observed.**")
         + " Theorem 1 predicts that the gap widens with $T$: a single layer needs $\\Omega(\\varepsilon^{-k})$ "
           "parameters with $k$ growing linearly in $T$ (the calculator's $\\max(2, Td/E - 1)$ is "
-          f"{_and([f'{exponents[T]:g}' for T in p.seq_lens])} at $T$ = {Ts}), while two layers need "
+          f"{enumerated([f'{exponents[T]:g}' for T in p.seq_lens])} at $T$ = {Ts}), while two layers need "
           "$O(\\varepsilon^{-1})$ at every $T$. "
-        + (f"Here the gap widens: the ratio is {_and([_num(x) for x in ratios])} at $T$ = {Ts}; {trend}."
+        + (f"Here the gap widens: the ratio is {enumerated([_num(x) for x in ratios])} at $T$ = {Ts}; {trend}."
            if r["ratios_widen"] else
            f"Here the gap {'narrows' if r['ratios_narrow'] else 'does not widen'} instead: the ratio is "
-           f"{_and([_num(x) for x in ratios])} at $T$ = {Ts} (the separation table above). {trend[0].upper()}{trend[1:]}."
+           f"{enumerated([_num(x) for x in ratios])} at $T$ = {Ts} (the separation table above). {trend[0].upper()}{trend[1:]}."
            + (" So these runs show a depth gap at every $T$, not its growth with $T$." if at_every else
               " So these runs show neither a depth gap at every $T$ nor its growth with $T$."))
         + " The theorem's growth concerns the parameters needed as $\\varepsilon \\to 0$, and one-layer NMSEs of "

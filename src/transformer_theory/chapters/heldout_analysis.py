@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from transformer_theory.chapters.calibration import BUDGET_TOLERANCE
+from transformer_theory.chapters.budget import BUDGET_TOLERANCE
 from transformer_theory.chapters.experiment import Results, RunResult, curve_summary, efficiency_reason
 from transformer_theory.chapters.heldout import (PLATEAU, SCOREBOARD_STEPS, STILL_LEARNING, HeldOutParameters,
                                                  best_nmse, budget_check, budget_prediction_observed,

@@ -9,7 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from transformer_theory.chapters.calibration import BUDGET_TOLERANCE, CalibrationParameters
+from transformer_theory.chapters.prose import enumerated, significant, slashed
+from transformer_theory.tables import prose_number
+from transformer_theory.chapters.budget import BUDGET_TOLERANCE
+from transformer_theory.chapters.calibration import CalibrationParameters
 from transformer_theory.chapters.experiment import (Results, book_efficiency, criterion_changes, curve_summary,
                                                     efficiency_reason, training_seconds)
 from transformer_theory.chapters.intrinsic_dimension import (MIN_RATIOS, RETRIEVAL_THRESHOLD,
@@ -223,23 +226,9 @@ def analyse(results: Results, p: IntrinsicDimensionParameters, store: RunStore) 
     return replace(analysis, reading=_reading(analysis))
 
 
-def _num(x: float | None) -> str:
-    """A number for prose: 3 significant digits from 1 up, 2 below, those under 0.01 as ``a × 10^b`` (MyST math)."""
-    if x is None or abs(x) >= 1e-2:
-        return "n/a" if x is None else f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
-    mantissa, exponent = f"{x:.1e}".split("e")
-    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
-
-
-def _and(items: Sequence[Any]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    items = [str(i) for i in items]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _Ds(Ds: Sequence[int]) -> str:
     """``$D = 2$``, ``$D = 3$ and $4$``."""
-    return "$D = " + _and([f"{D}$" if i == 0 else f"${D}$" for i, D in enumerate(Ds)]) if Ds else "no $D$"
+    return "$D = " + enumerated([f"{D}$" if i == 0 else f"${D}$" for i, D in enumerate(Ds)]) if Ds else "no $D$"
 
 
 def _reading(a: IntrinsicDimensionAnalysis) -> dict[str, Any]:
@@ -287,14 +276,6 @@ def _reading(a: IntrinsicDimensionAnalysis) -> dict[str, Any]:
             **{f"{layer}_heads": n for layer, n in a.retrieved_terms_by_layer.items()}}
 
 
-def _g(x: float) -> str:
-    return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
-
-
-def _list(xs: Any) -> str:
-    return " / ".join(_g(x) for x in xs)
-
-
 def verdicts(a: IntrinsicDimensionAnalysis) -> list[Claim]:
     """Chapter 10's claims (:class:`~transformer_theory.chapters.verdicts.Claim`): InfoFlow §4.1's phase transition at
     h_1 = h_2 = D against the chapter's bars (:data:`~transformer_theory.chapters.intrinsic_dimension.MIN_RATIOS`),
@@ -306,11 +287,11 @@ def verdicts(a: IntrinsicDimensionAnalysis) -> list[Claim]:
         short = [s["nmse_full"] / a.full[s["D"]]["paper_nmse"] for s in rows]
         out.append(Claim(
             CHAPTER, "InfoFlow, §4.1", "a phase transition at h_1 = h_2 = D (intrinsic dimension)", "summaries",
-            f"missing-head / full-head NMSE {_list(s['paper_ratio'] for s in rows)} at D = "
+            f"missing-head / full-head NMSE {slashed(s['paper_ratio'] for s in rows)} at D = "
             f"{', '.join(str(s['D']) for s in rows)} (T = 64)",
-            f"{_list(s['ratio'] for s in rows)} (T = {a.params.seq_len}, not the paper's 64)",
+            f"{slashed(s['ratio'] for s in rows)} (T = {a.params.seq_len}, not the paper's 64)",
             "reproduced" if all(a.criteria_met.values()) else "not observed",
-            f"our bars {_list(s['bar'] for s in rows)}; our (D,D) NMSE is {_list(short)} times the paper's: a verdict "
+            f"our bars {slashed(s['bar'] for s in rows)}; our (D,D) NMSE is {slashed(short)} times the paper's: a verdict "
             "on our training (chapter 13)"))
     r, rising = a.reading, list(a.length_rising.values())
     if len(a.length) > 1 and None not in r["length_ratios"] and r["half_gain_min"] is not None:
@@ -319,13 +300,12 @@ def verdicts(a: IntrinsicDimensionAnalysis) -> list[Claim]:
             CHAPTER, "this book's calculator (a prediction, not InfoFlow's)",
             "the penalty for a missing head grows with T",
             "book", "the calculator's exponents grow with T; InfoFlow's summaries say the transition holds whatever T",
-            f"missing-head / full-head NMSE {_list(r['length_ratios'])} at T = "
+            f"missing-head / full-head NMSE {slashed(r['length_ratios'])} at T = "
             f"{' / '.join(str(x['T']) for x in a.length)}", "reproduced" if a.length_observed else "not observed",
             f"the ratio {trend} with T; "
             + ("every run was still learning" if r["half_gain_min"] > 1 else "not every run was still learning")
-            + f" (half_gain {_g(r['half_gain_min'])} to {_g(r['half_gain_max'])})"))
+            + f" (half_gain {significant(r['half_gain_min'])} to {significant(r['half_gain_max'])})"))
     return out
-
 
 
 def _direction(a: IntrinsicDimensionAnalysis) -> str:
@@ -344,11 +324,11 @@ def _direction(a: IntrinsicDimensionAnalysis) -> str:
              "$(D, D)$" if all(direction.values()) else
              "The best missing-head configuration ends above $(D, D)$ at "
              + _Ds([D for D, v in direction.items() if v]))
-    text += f", and the ratios lie between {_num(r['ratio_min'])} and {_num(r['ratio_max'])} (the ratio table)"
+    text += f", and the ratios lie between {prose_number(r['ratio_min'])} and {prose_number(r['ratio_max'])} (the ratio table)"
     if missed:
         bars = sorted({s["bar"] for s in missed}, reverse=True)
         text += (": the bar" + "s" * (len(missed) > 1) + " "
-                 + _and([f"of {b:g} at {_Ds([s['D'] for s in missed if s['bar'] == b])}" for b in bars])
+                 + enumerated([f"of {b:g} at {_Ds([s['D'] for s in missed if s['bar'] == b])}" for b in bars])
                  + (" is" if len(missed) == 1 else " are") + " missed with this schedule"
                  + (f" (a {r['long_times']:.3g} times longer one follows)" if a.long_ratios else ""))
     if len(missed) < len(barred):
@@ -357,7 +337,7 @@ def _direction(a: IntrinsicDimensionAnalysis) -> str:
     if free:
         text += (f"At {_Ds([s['D'] for s in free])}, where no bar is set, the ratios are "
                  + ("smaller still, as the paper's are" if smaller else "not smaller, while the paper's are")
-                 + f" ({_and([_num(s['paper_ratio']) for s in free])}). ")
+                 + f" ({enumerated([prose_number(s['paper_ratio']) for s in free])}). ")
     above, overlap = [D for D, v in worse.items() if v], [D for D, v in worse.items() if not v]
     text += ((f"At {_Ds(above)} every missing-head seed ends above every $(D, D)$ seed" if above else
               "At no $D$ does every missing-head seed end above every $(D, D)$ seed")
@@ -365,7 +345,7 @@ def _direction(a: IntrinsicDimensionAnalysis) -> str:
     text += ("Every run reaches its best NMSE in the last tenth of its schedule (the validation curves). "
              if r["best_late"] else "Not every run reaches its best NMSE in the last tenth of its schedule. ")
     if r["full_over_paper_min"] is not None:
-        text += (f"The full-head models end {_num(r['full_over_paper_min'])} to {_num(r['full_over_paper_max'])} "
+        text += (f"The full-head models end {prose_number(r['full_over_paper_min'])} to {prose_number(r['full_over_paper_max'])} "
                  "times above the paper's $(D, D)$ values. ")
     text += ("At every $D$ the ratio rose from each quarter of the schedule to the next (the table of ratios during "
              "training): a longer schedule widens the gap" if all(rising.values()) else
@@ -391,8 +371,8 @@ def _length(a: IntrinsicDimensionAnalysis) -> str:
              "full-head one stays 1), and the sequence-length part committed that prediction before its runs. The "
              "ratio "
              + ("rises" if a.length_observed else "falls instead" if falls else "does not rise at every step")
-             + f", from each trained $T$ to the next: {_and([_num(x) for x in r['length_ratios']])} at $T$ = "
-             + _and([x["T"] for x in rows]) + " (its table). The prediction is "
+             + f", from each trained $T$ to the next: {enumerated([prose_number(x) for x in r['length_ratios']])} at $T$ = "
+             + enumerated([x["T"] for x in rows]) + " (its table). The prediction is "
              + ("observed. " if a.length_observed else "not observed. "))
     if flat:
         text += (f"The better missing-head configuration ends at about the same NMSE at every $T$ (within "
@@ -454,18 +434,18 @@ def _long_schedule(a: IntrinsicDimensionAnalysis) -> str:
                                                           else ())})
     if r["long_first_seed_met"] is not None:
         text += (f"With {steps} steps the first seed {'reached' if r['long_first_seed_met'] else 'stayed below'} the "
-                 f"bar of {by[D]['bar']:g} at $D = {D}$ (ratio {_num(r['long_first_seed_ratio'])})")
-        text += (f"; over seeds {_and(seeds)} the best of each configuration gives {_num(by[D]['ratio'])}"
+                 f"bar of {by[D]['bar']:g} at $D = {D}$ (ratio {prose_number(r['long_first_seed_ratio'])})")
+        text += (f"; over seeds {enumerated(seeds)} the best of each configuration gives {prose_number(by[D]['ratio'])}"
                  if len(seeds) > 1 else "")
         how = [f"{w} at {_Ds(Ds)}" for w, Ds in (("narrowly", close), ("far", far)) if Ds]
         text += (": the bar is " + ("missed at every $D$" if not met else f"met at {_Ds(met)}")
-                 + (", " + _and(how) if how else "") + " (the longer schedule's table). ")
+                 + (", " + enumerated(how) if how else "") + " (the longer schedule's table). ")
     estimate = {D: LONG_SCHEDULE_ESTIMATE[D] for D in by if D in LONG_SCHEDULE_ESTIMATE}
     if estimate:
         low = [D for D, e in estimate.items() if by[D]["ratio"] > e]
         high = [D for D, e in estimate.items() if by[D]["ratio"] <= e]
-        text += (f"The estimate written with its prediction (about {_and([f'{e:g}' for e in estimate.values()])}) was "
-                 + _and([f"too {w} at {_Ds(Ds)}" for w, Ds in (("low", low), ("high", high)) if Ds]) + ", and ")
+        text += (f"The estimate written with its prediction (about {enumerated([f'{e:g}' for e in estimate.values()])}) was "
+                 + enumerated([f"too {w} at {_Ds(Ds)}" for w, Ds in (("low", low), ("high", high)) if Ds]) + ", and ")
     wider = a.long_wider
     text += ("its criterion, a larger ratio than the best over the seeds at `steps` steps, holds at "
              + _Ds([D for D, v in wider.items() if v])
@@ -478,18 +458,18 @@ def _long_schedule(a: IntrinsicDimensionAnalysis) -> str:
         climbs = all(at[d, f] is not None and at[d, g] is not None and at[d, f] < at[d, g]
                      for d in by for f, g in zip(fr, fr[1:]))
         text += ("Against the same seeds at `steps` steps the ratio grew "
-                 + _and([f"{_num(g)} times at $D = {d}$" for d, g in growth.items()])
+                 + enumerated([f"{prose_number(g)} times at $D = {d}$" for d, g in growth.items()])
                  + (", most at " + _Ds([max(growth, key=growth.get)]) if len(growth) > 1 else "")
                  + (", and it rose through every quarter of the longer schedule. " if climbs else
                     "; it did not rise through every quarter of the longer schedule. "))
     if r["long_full_factor_min"] is not None:
         text += (("Every full-head model ends below" if r["long_full_factor_min"] > 1 else "Not every full-head model "
-                  "ends below") + f" its NMSE at `steps` steps ({_num(r['long_full_factor_min'])} to "
-                 f"{_num(r['long_full_factor_max'])} times lower). ")
+                  "ends below") + f" its NMSE at `steps` steps ({prose_number(r['long_full_factor_min'])} to "
+                 f"{prose_number(r['long_full_factor_max'])} times lower). ")
     if a.long_retrieval:
         learned = {D: [x["learned"] for x in a.long_retrieval if x["D"] == D] for D in by}
         text += ("The longer-trained $(D, D)$ models retrieve "
-                 + _and([f"{', '.join(map(str, n))} of their {D} terms at $D = {D}$" for D, n in learned.items() if n])
+                 + enumerated([f"{', '.join(map(str, n))} of their {D} terms at $D = {D}$" for D, n in learned.items() if n])
                  + " in both layers"
                  + (": more steps lower the errors, but they do not make the full-head models find the whole mechanism."
                     if all(x["learned"] < x["D"] for x in a.long_retrieval) else "."))
@@ -505,9 +485,9 @@ def _budget(a: IntrinsicDimensionAnalysis) -> str:
     text = ("**Every run was still learning when its schedule ended.** " if r["half_gain_min"] > 1 else
             "**Not every run was still learning when its schedule ended.** ")
     text += (f"Over the second half of its schedule, every run of the main table, the sequence-length part and the "
-             f"longer schedule lowered its best NMSE by a factor between {_num(r['half_gain_min'])} and "
-             f"{_num(r['half_gain_max'])} (`half_gain`: the best NMSE of the first half over the best of the whole); "
-             f"the full-head runs by {_num(r['half_gain_full_min'])} or more. A budget is sufficient when doubling it "
+             f"longer schedule lowered its best NMSE by a factor between {prose_number(r['half_gain_min'])} and "
+             f"{prose_number(r['half_gain_max'])} (`half_gain`: the best NMSE of the first half over the best of the whole); "
+             f"the full-head runs by {prose_number(r['half_gain_full_min'])} or more. A budget is sufficient when doubling it "
              f"changes the result by less than {BUDGET_TOLERANCE:g} times, so ")
     text += ((f"no budget of this chapter is sufficient for its full-head models: its ratios and its verdicts are "
               f"verdicts on these schedules ({r['steps']} and {r['ls_steps']} steps), not on what this recipe can "
@@ -515,8 +495,8 @@ def _budget(a: IntrinsicDimensionAnalysis) -> str:
              "by this measure not every full-head model's budget was too short. ")
     if r["long_full_factor_min"] is not None:
         text += (f"The longer schedule, {r['long_times']:.3g} times the steps, is the chapter's budget check: it "
-                 f"lowered the full-head NMSE {_num(r['long_full_factor_min'])} to "
-                 f"{_num(r['long_full_factor_max'])} times.")
+                 f"lowered the full-head NMSE {prose_number(r['long_full_factor_min'])} to "
+                 f"{prose_number(r['long_full_factor_max'])} times.")
     return text
 
 
@@ -530,7 +510,7 @@ def _head_count(a: IntrinsicDimensionAnalysis) -> str:
             f"budget.** The head-count runs here ({p.hc_steps} steps) "
             + ("fall steadily with $h$" if all(v > 1 for v in drops.values()) else "do not fall at every $h$")
             + " (the factors $\\mathrm{NMSE}(h)/\\mathrm{NMSE}(h+1)$: "
-            + _and([f"{v:g} for {k.replace('->', ' → ')}" for k, v in drops.items()]) + ")")
+            + enumerated([f"{v:g} for {k.replace('->', ' → ')}" for k, v in drops.items()]) + ")")
     if at_D is None:
         text += f"; the head counts trained do not include both $h = {p.hc_D - 1}$ and $h = D = {p.hc_D}$. "
     elif at_D < max(drops.values()):
@@ -538,7 +518,7 @@ def _head_count(a: IntrinsicDimensionAnalysis) -> str:
     else:
         text += ", with the largest fall from $h = D - 1$ to $h = D$. "
     if r["hc_over_p1_min"] is not None:
-        text += (f"For $h \\ge {p.hc_D - 1}$ they stay {_num(r['hc_over_p1_min'])} to {_num(r['hc_over_p1_max'])} "
+        text += (f"For $h \\ge {p.hc_D - 1}$ they stay {prose_number(r['hc_over_p1_min'])} to {prose_number(r['hc_over_p1_max'])} "
                  "times above the predecessor's levels. ")
     return text + (f"That is a verdict on the budget, not on the predecessor's result: [chapter 13]"
                    f"(13_training_recipe.ipynb) trains the same model {times:g} times longer and finds the "
@@ -554,7 +534,7 @@ def _efficiency(a: IntrinsicDimensionAnalysis) -> str:
     def said(x: dict[str, Any]) -> str:
         (lo, v_lo), (hi, v_hi) = list(x["nmse_by_T"].items())[0], list(x["nmse_by_T"].items())[-1]
         return (f"${x['configuration']}$ is {'efficient' if x['observed_efficient'] else 'not efficient'} "
-                f"({_num(v_lo)} at $T = {lo}$ to {_num(v_hi)} at $T = {hi}$; predicted "
+                f"({prose_number(v_lo)} at $T = {lo}$ to {prose_number(v_hi)} at $T = {hi}$; predicted "
                 f"{'efficient' if x['predicted_efficient'] else 'inefficient'})")
 
     bar = MIN_RATIOS.get(a.params.sl_D)

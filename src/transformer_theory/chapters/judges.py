@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from transformer_theory.chapters.prose import significant, slashed
 from transformer_theory.chapters.verdicts import Claim
 
 __all__ = ["JUDGES", "Judge", "chapter_claims"]
@@ -40,21 +41,13 @@ class Judge:
     judge: Callable[[Values, Values], Judged]
 
 
-def _g(x: float) -> str:
-    return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
-
-
-def _list(xs: Any) -> str:
-    return " / ".join(_g(x) for x in xs)
-
-
 def _yes(flag: bool, then: str, otherwise: str = "not observed") -> str:
     return then if flag else otherwise
 
 
 def _hardmax(v: Values, p: Values) -> Judged:
     exact = bool(v["exact_errors_all_zero"])
-    return ("exact interpolation", f"max error {_g(v['max_error'])} (float64)", _yes(exact, "reproduced"),
+    return ("exact interpolation", f"max error {significant(v['max_error'])} (float64)", _yes(exact, "reproduced"),
             "every target met to rounding on every dataset of the chapter")
 
 
@@ -68,7 +61,7 @@ def _hardmax_blocks(v: Values, p: Values) -> Judged:
 def _softmax(v: Values, p: Values) -> Judged:
     within = v["blocks_toy"] <= v["paper_blocks_toy"] and v["max_error_over_tol_soft"] < 1
     return (f"exact below τ*, 2Σm_j + 3N = {v['paper_blocks_toy']} blocks",
-            f"{v['blocks_toy']} blocks, error {_g(v['max_error_toy'])} at τ = {_g(v['temperature_toy'])}",
+            f"{v['blocks_toy']} blocks, error {significant(v['max_error_toy'])} at τ = {significant(v['temperature_toy'])}",
             _yes(within, "reproduced"), "τ* and the exactification layers are this book's reconstruction")
 
 
@@ -82,7 +75,7 @@ def _length_free(v: Values, p: Values) -> Judged:
 def _parameters(v: Values, p: Values) -> Judged:
     per, slopes = v["max_params_per_d_per_block"], v["blocks_per_M"]
     linear = all(x <= 2 + 1e-9 for x in slopes.values())
-    return ("O(d Σm_j) parameters", f"{_list(slopes.values())} blocks per unit of Σm_j, at most {_g(per)} "
+    return ("O(d Σm_j) parameters", f"{slashed(slopes.values())} blocks per unit of Σm_j, at most {significant(per)} "
             "parameters per d per block", _yes(linear, "reproduced"),
             "blocks grow linearly in Σm_j with a bounded count per block: the structured count (dense storage is not)")
 
@@ -90,7 +83,7 @@ def _parameters(v: Values, p: Values) -> Judged:
 def _tikhonov_rate(v: Values, p: Values) -> Judged:
     ours, paper, tol = v["fig1b_slope"], v["paper_fig1b_slope"], p["paper_rel_tol"]
     close = all(abs(o - q) <= tol * abs(q) for o, q in zip(v["fig1b_min_losses"], v["paper_fig1b_min_losses"]))
-    return (f"loss O(ε): slope {_g(paper)} (official Fig. 1b data)", f"slope {_g(ours)}",
+    return (f"loss O(ε): slope {significant(paper)} (official Fig. 1b data)", f"slope {significant(ours)}",
             _yes(close and abs(ours - paper) <= tol * abs(paper), "reproduced"),
             f"our retraining of the official setting; every minimal loss within {tol:.0%} of the official data")
 

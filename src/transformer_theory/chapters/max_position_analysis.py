@@ -12,7 +12,8 @@ from transformer_theory.chapters.experiment import (Results, book_efficiency, cr
                                                     half_gains, training_seconds)
 from transformer_theory.chapters.max_position import (CRITERION, MaxPositionParameters, claims, judge_table,
                                                       nmse_table, probe_observed, probe_table)
-from transformer_theory.chapters.prose import enumerated, prose_number, significant
+from transformer_theory.chapters.prose import enumerated, significant
+from transformer_theory.tables import prose_number
 from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.infoflow.efficiency import EFFICIENCY, SIBLING_GAP
 from transformer_theory.training.store import RunStore

@@ -6,22 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["enumerated", "prose_number", "significant", "slashed"]
+__all__ = ["enumerated", "significant", "slashed"]
 
 
 def significant(x: float) -> str:
     """A number as a claim quotes it: 3 significant digits from 1 up, 2 below."""
     return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
-
-
-def prose_number(x: float | None) -> str:
-    """A number for MyST prose: :func:`significant`, those below 0.01 as ``a × 10^b`` (math); ``None``: n/a."""
-    if x is None:
-        return "n/a"
-    if x == 0 or abs(x) >= 1e-2:
-        return significant(x)
-    mantissa, exponent = f"{x:.1e}".split("e")
-    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
 
 
 def slashed(xs: Iterable[float]) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from transformer_theory.chapters.prose import significant
 from transformer_theory.chapters.experiment import Results, training_seconds
 from transformer_theory.chapters.triangle_center import (LEARNED_MAX_NMSE, NEAR_ONE_MIN_NMSE, STILL_LEARNING,
                                                          TriangleCenterParameters, budget_table,
@@ -168,11 +169,6 @@ def recorded(a: TriangleCenterAnalysis) -> dict[str, Any]:
         "configuration_spread": a.spread, "analysis": {"reading": a.reading, "target": asdict(a.target)}}
 
 
-def _g(x: float) -> str:
-    """A number for a claim's cells: 3 significant digits from 1 up, 2 below."""
-    return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
-
-
 def verdicts(a: TriangleCenterAnalysis) -> list[Claim]:
     """Chapter 11's claim (InfoFlow §4.2 as summarised): the triangle center is not learnable at long T whatever the
     heads and width. Reproduced when both criteria and the equal-budget prediction hold and every cell longer than the
@@ -185,12 +181,12 @@ def verdicts(a: TriangleCenterAnalysis) -> list[Claim]:
     settled = all(r["settled"] for r in longer)
     held = a.criteria["observed"] and a.equal_budget["observed"] and settled
     unsettled = sum(not r["settled"] for r in longer)
-    paper = f"NMSE {' / '.join(_g(r['paper_nmse']) for r in rows)} at T = {' / '.join(str(r['T']) for r in rows)}"
+    paper = f"NMSE {' / '.join(significant(r['paper_nmse']) for r in rows)} at T = {' / '.join(str(r['T']) for r in rows)}"
     budget = ("every cell had settled" if settled else
               f"{unsettled} of {len(longer)} cells changed by {STILL_LEARNING:g} times or more")
     return [Claim(
         "11_triangle_center", "InfoFlow, §4.2", "the triangle center is not learnable at long T, whatever the heads and "
-        "width", "summaries", paper, " / ".join(_g(r["nmse"]) for r in rows),
+        "width", "summaries", paper, " / ".join(significant(r["nmse"]) for r in rows),
         "reproduced" if held else "not observed",
         f"one budget ({a.params.steps} steps) at every T; from T = {a.reading['lengths'][1]} on the configurations "
         f"differ by at most {(a.reading['spread_longer_max'] - 1):.1%} and {budget} (budget check)")]
