@@ -31,12 +31,17 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
+from transformer_theory.chapters.budget import doubled, split_doubled
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, Experiment, ExperimentRun,
                                                     Results, best_over_seeds, experiment_run, infoflow_model)
-from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, param, positive_ints,
-                                                    seed_lists, setting)
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, double_seed_list, int_lists, param,
+                                                    positive_ints, seed_lists, setting)
 from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
+
+#: The token dimension d of both parts' targets.
+TOKEN_DIM = 2
+
 
 @dataclass(frozen=True)
 class AggregationParameters(TrainingParameters):
@@ -58,12 +63,15 @@ class AggregationParameters(TrainingParameters):
     cost_seeds: Sequence[int] = param((0,), "seeds of each cost-law configuration")
     target_seed: int = param(0, "seed of the targets' random parameters")
     ffn_width: int = setting("ffn_width", doc="hidden width of each FFN of the attention part")
+    double_seeds: Sequence[int] = param((), "cost-law seeds whose runs with T0 d > E (the coupled ones) are trained "
+                                            "again at twice the steps (the doubling check; empty: none)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         positive_ints(self, "seq_len", "embed_dim", "head_dim", "cost_seq_len", "cost_embed_dim", "cost_steps")
         int_lists(self, "positions", "cost_T0s", "cost_widths")
         seed_lists(self, "seeds", "cost_seeds")
+        double_seed_list(self, among="cost_seeds")
         seed_value(self.target_seed, "target_seed")
 
 
@@ -107,22 +115,24 @@ def cost_model(p: dict[str, Any], width: int) -> TransformerConfig:
 
 def aggregation_runs(p: AggregationParameters) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``attention`` or ``cost_law``), ``T``, ``seed`` and, for the cost
-    law, ``T0`` and ``width``."""
+    law, ``T0`` and ``width``; then the doubling check's (:func:`~transformer_theory.chapters.budget.doubled`: the
+    coupled cost-law runs, T0 d > E, of the seeds ``double_seeds`` at twice the steps, ``part`` ``double_budget``)."""
     out = []
     s = p.settings()
     for seed in p.seeds:
-        run = experiment_run(s, attention_model(s), "specific_positions", {"P": list(p.positions), "d": 2},
-                             p.seq_len, seed)
+        run = experiment_run(s, attention_model(s), "specific_positions",
+                             {"P": list(p.positions), "d": TOKEN_DIM}, p.seq_len, seed)
         out.append(ExperimentRun({"part": "attention", "T": p.seq_len, "seed": seed}, run, weights=True))
     for width in p.cost_widths:
         for T0 in p.cost_T0s:
             for seed in p.cost_seeds:
-                args = {"T0": T0, "d": 2, "seed": p.target_seed}
+                args = {"T0": T0, "d": TOKEN_DIM, "seed": p.target_seed}
                 run = experiment_run(s, cost_model(s, width), "coupled_positions", args, p.cost_seq_len, seed,
                                      steps=p.cost_steps)
                 out.append(ExperimentRun({"part": "cost_law", "T": p.cost_seq_len, "T0": T0, "width": width,
                                           "seed": seed}, run))
-    return out
+    return out + doubled(out, lambda tags: tags["part"] == "cost_law" and tags["T0"] * TOKEN_DIM > p.cost_embed_dim
+                         and tags["seed"] in p.double_seeds)
 
 
 def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
@@ -327,6 +337,7 @@ def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The chapter's table of the cost-law runs: ``cost_law_table`` (:func:`cost_law_table`; the attention part
     reads weights, :func:`attention_summary`)."""
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     return {"cost_law_table": cost_law_table(results, dict(parameters))}
 
 
@@ -334,6 +345,7 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
     """The committed criteria's verdicts: ``attention_observed`` (:func:`attention_summary` of the best attention
     run, its weights read from ``store``, on 2048 inputs of seed ``seeds[0]``) and ``cost_law_observed``
     (:func:`cost_law`)."""
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     p = dict(parameters)
     attention = attention_summary(results, p, store, n_samples=2048, seed=p["seeds"][0])
     return {"attention_observed": bool(attention["observed"]),

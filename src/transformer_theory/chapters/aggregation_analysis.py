@@ -8,19 +8,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from transformer_theory.chapters.aggregation import (AggregationParameters, attention_summary, claims, cost_law,
-                                                     cost_law_table)
-from transformer_theory.chapters.budget import BUDGET_TOLERANCE
+from transformer_theory.chapters.aggregation import (TOKEN_DIM, AggregationParameters, attention_summary, claims,
+                                                     cost_law, cost_law_table)
+from transformer_theory.chapters.budget import (BUDGET_TOLERANCE, DoublingCheck, doubling_check, doubling_paragraph,
+                                                doubling_reason, split_doubled)
 from transformer_theory.chapters.experiment import Results, half_gains, training_seconds
 from transformer_theory.chapters.prose import enumerated, significant, slashed
 from transformer_theory.tables import prose_number
 from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.training.store import RunStore
 
-__all__ = ["AggregationAnalysis", "TOKEN_DIM", "analyse", "reading_paragraphs", "verdicts"]
-
-#: The token dimension d of both parts' targets (:func:`~transformer_theory.chapters.aggregation.aggregation_runs`).
-TOKEN_DIM = 2
+__all__ = ["AggregationAnalysis", "analyse", "reading_paragraphs", "verdicts"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +37,7 @@ class AggregationAnalysis:
     cost_law: dict[str, Any]
     still_learning: dict[int, list[int]]
     claims: dict[str, bool]
+    doubling: DoublingCheck
     reading: dict[str, Any]
 
     @property
@@ -84,6 +83,8 @@ def analyse(results: Results, p: AggregationParameters, store: RunStore) -> Aggr
     """Chapter 09's analysis of its runs' ``results`` (``store``: the §4.4 models' weights; their CLS attention is
     read on 2048 inputs of seed ``seeds[0]``)."""
     params = p.settings()
+    doubling = doubling_check(results, ["T0", "width"])
+    results = split_doubled(results)[0]
     attention = attention_summary(results, params, store, n_samples=2048, seed=p.seeds[0])
     rows = cost_law_table(results, params)
     judged = cost_law(rows)
@@ -92,7 +93,7 @@ def analyse(results: Results, p: AggregationParameters, store: RunStore) -> Aggr
                   sum(r["T0"] == T0 for r in learning)] for T0 in sorted({r["T0"] for r in learning})}
     return AggregationAnalysis(
         params=p, n_runs=len(results), training_seconds=training_seconds(results), attention=attention,
-        cost_rows=rows, cost_law=judged, still_learning=still, claims=claims(results, params, store),
+        cost_rows=rows, cost_law=judged, still_learning=still, claims=claims(results, params, store), doubling=doubling,
         reading=_reading(p, attention, rows, judged, still))
 
 
@@ -113,7 +114,7 @@ def verdicts(a: AggregationAnalysis) -> list[Claim]:
               "the chapter's committed criterion (the NMSE and the slopes ordered by the exponent) is "
               + ("met" if a.cost_law["observed"] else "not met") + ", but ordering alone follows from any capacity "
               "argument; the exponents need each slope within half of −2/k (this page's check, set after the runs): "
-              + ("met" if a.slopes_close else "the slopes are far flatter"))]
+              + ("met" if a.slopes_close else "the slopes are far flatter") + doubling_reason(a.doubling))]
 
 
 def _attention_paragraph(a: AggregationAnalysis) -> str:
@@ -141,10 +142,13 @@ def _learning_paragraph(a: AggregationAnalysis) -> str:
             + (f"were still learning** ({s1} of {n1})" if mostly else f"had settled** ({n1 - s1} of {n1})")
             + f"; **most of the runs at $T_0$ = {enumerated(r['coupled_T0s'])} "
             + (f"had settled** ({n2 - s2} of {n2}). " if settled else f"were still learning** ({s2} of {n2}). ")
-            + ("So the flat slopes at the larger $T_0$ are not an unfinished schedule, and the steeper slopes at the "
-               "smaller $T_0$ would likely steepen further with more steps." if mostly and settled else
-               "So the slopes are not an unfinished schedule." if settled else
-               "So the slopes are verdicts on this budget: more steps may change them."))
+            + ("By half_gain the flat slopes at the larger $T_0$ are not an unfinished schedule, and the steeper slopes "
+               "at the smaller $T_0$ would likely steepen further with more steps." if mostly and settled else
+               "By half_gain the slopes are not an unfinished schedule." if settled else
+               "So the slopes are verdicts on this budget: more steps may change them.")
+            + "\n\n" + doubling_paragraph(a.doubling, f"the coupled runs ($T_0 d > E$) of cost-law seed"
+                                                       f"{'s' * (len(a.params.double_seeds) > 1)} "
+                                                       f"{' and '.join(map(str, a.params.double_seeds))}"))
 
 
 def _cost_law_paragraph(a: AggregationAnalysis) -> str:

@@ -99,7 +99,7 @@ def doubling_check(results: Results, by: Sequence[str]) -> DoublingCheck:
     """
     own, twice = split_doubled(results)
     names = (*by, "seed")
-    once = {tuple(repr(r.tags[k]) for k in names): r for r in own}
+    once = {tuple(repr(r.tags[k]) for k in names): r for r in own if all(k in r.tags for k in names)}
     cells = []
     for r in twice:
         key = tuple(repr(r.tags[k]) for k in names)

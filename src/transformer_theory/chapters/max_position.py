@@ -33,11 +33,12 @@ from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import init_model
+from transformer_theory.chapters.budget import doubled, split_doubled
 from transformer_theory.chapters.experiment import (BEST_NMSE_STATISTIC, Experiment, ExperimentRun,
                                                     Results, applicable, best_over_seeds, experiment_run,
                                                     infoflow_model)
-from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, param,
-                                                    positive_ints, seed_lists, setting)
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, double_seed_list, int_lists, int_rows,
+                                                    param, positive_ints, seed_lists, setting)
 from transformer_theory.chapters.predictions import calculator_document, write_committed
 from transformer_theory.training.store import RunStore, trained_model
 
@@ -65,6 +66,8 @@ class MaxPositionParameters(TrainingParameters):
     probe_steps: int = param(8000, "AdamW steps of each probe run")
     probe_seeds: Sequence[int] = param((0,), "seeds of each probe model")
     ffn_width: int = setting("ffn_width")
+    double_seeds: Sequence[int] = param((), "seeds whose one-layer k >= 2 runs are trained again at twice the steps "
+                                            "(the doubling check; empty: none)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -73,6 +76,7 @@ class MaxPositionParameters(TrainingParameters):
         int_lists(self, "seq_lens", "ks")
         int_rows(self, "probe_heads", "head counts per layer")
         seed_lists(self, "seeds", "probe_seeds")
+        double_seed_list(self)
         seed_value(self.target_seed, "target_seed")
 
 
@@ -109,7 +113,8 @@ PREDICTIONS_FILE = Path("results") / "book" / "08_max_position_retrieval_predict
 
 def max_position_runs(p: MaxPositionParameters) -> list[ExperimentRun]:
     """The chapter's runs, tagged ``part`` (``one_layer``, ``two_layer``, ``probe``), ``layers``, ``heads``,
-    ``k`` (or ``D``), ``T`` and ``seed``."""
+    ``k`` (or ``D``), ``T`` and ``seed``; then the doubling check's (:func:`~transformer_theory.chapters.budget.doubled`:
+    the one-layer k >= 2 runs of the seeds ``double_seeds`` at twice the steps, ``part`` ``double_budget``)."""
     out = []
     s = p.settings()
     kth = [("one_layer", [1], k) for k in p.ks] + [("two_layer", [1, 1], p.two_layer_k)]
@@ -127,7 +132,8 @@ def max_position_runs(p: MaxPositionParameters) -> list[ExperimentRun]:
             run = experiment_run(s, model, "pairwise_max", args, p.probe_seq_len, seed, steps=p.probe_steps)
             out.append(ExperimentRun({"part": "probe", "layers": 2, "heads": list(heads), "D": p.probe_D,
                                       "T": p.probe_seq_len, "seed": seed}, run, weights=True))
-    return out
+    return out + doubled(out, lambda tags: tags["part"] == "one_layer" and tags["k"] >= 2
+                         and tags["seed"] in p.double_seeds)
 
 
 def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
@@ -420,6 +426,7 @@ def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The chapter's table of the k-th largest runs: ``nmse_table`` (:func:`nmse_table`; the probe's table reads
     weights, :func:`probe_table`)."""
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     return {"nmse_table": nmse_table(results, dict(parameters))}
 
 
@@ -427,6 +434,7 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
     """The committed criteria's verdicts (:func:`judge_table`, :func:`probe_observed`): ``top1_stays_low``,
     ``kth_degrades_k<k>`` for every k >= 2, ``two_layer_agrees`` (the two-layer verdict is the committed prediction)
     and ``probe_observed`` (the probe on 4096 inputs of seed ``seeds[0]``, the weights read from ``store``)."""
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     p = dict(parameters)
     judged = judge_table(nmse_table(results, p), p["two_layer_k"])
     probe = probe_table(results, p, store, n_samples=4096, seed=p["seeds"][0])

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from transformer_theory.chapters.budget import (DoublingCheck, doubling_check, doubling_paragraph, doubling_reason,
+                                                split_doubled)
 from transformer_theory.chapters.experiment import (Results, book_efficiency, criterion_changes, efficiency_reason,
                                                     half_gains, training_seconds)
 from transformer_theory.chapters.max_position import (CRITERION, MaxPositionParameters, claims, judge_table,
@@ -45,6 +47,7 @@ class MaxPositionAnalysis:
     probe: list[dict[str, Any]]
     probe_observed: bool
     claims: dict[str, bool]
+    doubling: DoublingCheck
     reading: dict[str, Any]
 
     @property
@@ -94,6 +97,8 @@ def analyse(results: Results, p: MaxPositionParameters, store: RunStore) -> MaxP
     """Chapter 08's analysis of its runs' ``results`` (``store``: the probe models' weights; the probe reads 4096
     inputs of seed ``seeds[0]``)."""
     params = p.settings()
+    doubling = doubling_check(results, ["layers", "k", "T"])
+    results = split_doubled(results)[0]
     table = nmse_table(results, params)
     efficiency = book_efficiency(table, EFFICIENCY_BY, siblings=EFFICIENCY_SIBLINGS)
     learning = half_gains([r for r in results if "k" in r.tags], ["layers", "k", "T"])
@@ -102,7 +107,7 @@ def analyse(results: Results, p: MaxPositionParameters, store: RunStore) -> MaxP
         params=p, n_runs=len(results), training_seconds=training_seconds(results), table=table,
         judged=judge_table(table, p.two_layer_k), efficiency=efficiency,
         changed=criterion_changes(efficiency, EFFICIENCY_BY), learning=learning, half_gain_ranges=_ranges(learning),
-        probe=probe, probe_observed=probe_observed(probe), claims=claims(results, params, store),
+        probe=probe, probe_observed=probe_observed(probe), claims=claims(results, params, store), doubling=doubling,
         reading=_reading(p, table, probe))
 
 
@@ -125,7 +130,8 @@ def verdicts(a: MaxPositionAnalysis) -> list[Claim]:
             f"one-layer models; at T = {enumerated(r['floor_Ts'])} the exponent is only "
             f"{significant(r['exponent_floor'])}: the exponential dependence on T is not tested; "
             + efficiency_reason(a.efficiency, EFFICIENCY_BY)
-            + ("" if two_layer["observed_efficient"] else ", the two-layer model is not efficient at this budget")))
+            + ("" if two_layer["observed_efficient"] else ", the two-layer model is not efficient at this budget")
+            + doubling_reason(a.doubling)))
     (lo, hi), (lo2, hi2) = r["probe_argmax_range"], r["probe_second_range"]
     out.append(Claim(
         "08_max_position_retrieval", "InfoFlow, §4.3", "the argmax is recoverable from the trained model, the second "
@@ -171,7 +177,8 @@ def _budget_paragraph(a: MaxPositionAnalysis) -> str:
         settled = g["one_layer_kth"][1] < 1.5
         out.append(f"**The one-layer $k \\ge 2$ runs {'had settled' if settled else 'were still learning'}** "
                    f"(half_gain {prose_number(g['one_layer_kth'][0])} to {prose_number(g['one_layer_kth'][1])})"
-                   + (": their failure is not a budget effect." if settled else ": their NMSE is an upper bound."))
+                   + (": settled by half_gain, which a doubled budget tests (below)." if settled
+                      else ": their NMSE is an upper bound."))
     if "two_layer" in g:
         lo, hi = g["two_layer"]
         learning = "Every two-layer run was still learning" if lo >= 1.5 else (
@@ -188,7 +195,9 @@ def _budget_paragraph(a: MaxPositionAnalysis) -> str:
                    f"({prose_number(lo)} to {prose_number(hi)})"
                    + (f", below $10^{{-2}}$ already; more steps would only lower them." if
                       a.reading["top1_max"] < EFFICIENCY["nmse_threshold"] else "."))
-    return " ".join(out)
+    seeds = " and ".join(map(str, a.params.double_seeds))
+    return " ".join(out) + "\n\n" + doubling_paragraph(
+        a.doubling, f"the one-layer $k \\ge 2$ runs of seed{'s' * (len(a.params.double_seeds) > 1)} {seeds}")
 
 
 def _retrieval_paragraph(a: MaxPositionAnalysis) -> str:

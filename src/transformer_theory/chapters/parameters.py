@@ -79,16 +79,16 @@ def seed_lists(p: Any, *names: str) -> None:
         store(p, name, tuple(seed_list(name, getattr(p, name))))
 
 
-def double_seed_list(p: Any) -> None:
+def double_seed_list(p: Any, among: str = "seeds") -> None:
     """``double_seeds``, the seeds of a chapter's doubling check (:mod:`~transformer_theory.chapters.budget`), is a
-    list (empty: no doubling check) of seeds among ``seeds``; stored as a tuple."""
+    list (empty: no doubling check) of seeds among those of the parameter ``among``; stored as a tuple."""
     values = p.double_seeds
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise ValueError(f"double_seeds must be a list of seeds (empty: no doubling check), got {values!r}")
     store(p, "double_seeds", tuple(seed_list("double_seeds", values)) if values else ())
-    if not set(p.double_seeds) <= set(p.seeds):
-        raise ValueError(f"double_seeds: {list(p.double_seeds)} must be among the seeds {list(p.seeds)} (each doubled "
-                         "run is compared with its own seed's run)")
+    if not set(p.double_seeds) <= set(getattr(p, among)):
+        raise ValueError(f"double_seeds: {list(p.double_seeds)} must be among {among} {list(getattr(p, among))} (each "
+                         "doubled run is compared with its own seed's run)")
 
 
 def reference_step_list(p: Any) -> None:

@@ -25,10 +25,12 @@ from transformer_theory.models.config import TransformerConfig
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.store import RunStore
+from transformer_theory.chapters.budget import doubled, split_doubled
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, applicable,
                                                     best_over_seeds, claim_name, half_gains, infoflow_model)
-from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, int_rows, param,
-                                                    positive_ints, reference_step_list, seed_lists, setting, store)
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, double_seed_list, int_lists, int_rows,
+                                                    param, positive_ints, reference_step_list, seed_lists, setting,
+                                                    store)
 
 __all__ = ["DEFAULTS", "EQUAL_BUDGET_PREDICTION", "EXPERIMENT", "LEARNED_MAX_NMSE", "NEAR_ONE_MIN_NMSE",
            "OPTIONAL_PARTS", "STILL_LEARNING", "TriangleCenterParameters", "budget_table", "calculator_predictions",
@@ -74,6 +76,10 @@ def model(h1: int, h2: int, E: int, p: dict[str, Any]) -> TransformerConfig:
     return infoflow_model(p, (h1, h2), E, E // h1, p["ffn_width"], d=2)
 
 
+#: The configuration (h1, h2, E) whose NMSE the claim puts beside the paper's (the first of InfoFlow §4.2's table).
+PAPER_CONFIG = (2, 2, 24)
+
+
 @dataclass(frozen=True)
 class TriangleCenterParameters(TrainingParameters):
     """The chapter's parameters, the names of its notebook's ``parameters`` cell (the profiles override them); every
@@ -90,6 +96,9 @@ class TriangleCenterParameters(TrainingParameters):
     reference_steps: Sequence[int] = param((500,), "the budget check: every run again at these steps (empty: none)")
     reference_train_size: int = param(20_000, "training samples of each budget-check run")
     ffn_width: int = setting("ffn_width")
+    double_seeds: Sequence[int] = param((), "seeds whose runs of the paper's configuration (h1, h2, E) = (2, 2, 24) "
+                                            "longer than the shortest T are trained again at twice the steps (the "
+                                            "doubling check; empty: none)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -98,6 +107,7 @@ class TriangleCenterParameters(TrainingParameters):
         boolean("squared", self.squared)
         int_lists(self, "seq_lens")
         seed_lists(self, "seeds")
+        double_seed_list(self)
         int_rows(self, "configs", "[h1, h2, E] triples", length=3)
         for h1, h2, E in self.configs:
             model(h1, h2, E, self.settings())  # E a multiple of h1 (per-head dimension E / h1)
@@ -109,7 +119,10 @@ DEFAULTS: dict[str, Any] = defaults(TriangleCenterParameters)
 
 def triangle_center_runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
     """Every (configuration, T, seed) run at ``steps`` on ``train_size`` samples, then the budget check's (the same
-    at each of ``reference_steps`` on ``reference_train_size``), tagged ``h1, h2, E, T, steps, seed``."""
+    at each of ``reference_steps`` on ``reference_train_size``), tagged ``h1, h2, E, T, steps, seed``; then the
+    doubling check's (:func:`~transformer_theory.chapters.budget.doubled`: the runs at ``steps`` of
+    :data:`PAPER_CONFIG` longer than the shortest T, seeds ``double_seeds``, at twice the steps, ``part``
+    ``double_budget``; their ``steps`` tag names the budget they double)."""
     s = p.settings()
     budgets = [(p.steps, p.train_size), *((n, p.reference_train_size) for n in p.reference_steps)]
     out = []
@@ -123,7 +136,8 @@ def triangle_center_runs(p: TriangleCenterParameters) -> list[ExperimentRun]:
                                     weight_decay=p.weight_decay, train_size=train_size, val_size=p.val_size,
                                     eval_every=p.eval_every, seed=seed)
                     out.append(ExperimentRun({"h1": h1, "h2": h2, "E": E, "T": T, "steps": steps, "seed": seed}, run))
-    return out
+    return out + doubled(out, lambda tags: (tags["h1"], tags["h2"], tags["E"]) == PAPER_CONFIG and tags["steps"] == p.steps
+                         and tags["T"] > min(p.seq_lens) and tags["seed"] in p.double_seeds)
 
 
 def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
@@ -313,6 +327,7 @@ def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The chapter's tables: ``nmse_table`` (:func:`nmse_table`), ``budget_check`` (:func:`budget_table`) and
     ``comparison_growth`` (:func:`comparison_growth`)."""
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     return {"nmse_table": nmse_table(results, dict(parameters)), "budget_check": budget_table(results, dict(parameters)),
             "comparison_growth": comparison_growth(parameters["seq_lens"], parameters["configs"])}
 
@@ -323,6 +338,7 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
     as a name; ``equal_budget_prediction`` (:func:`equal_budget_observed`, with three lengths or more) and
     ``settled_longer_t`` (the budget check: every cell longer than the shortest T changed by less than
     :data:`STILL_LEARNING`; with ``reference_steps``). No claim reads weights: ``store`` is unused."""
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     rows = nmse_table(results, dict(parameters))
     judged = judge(rows)
     check = [r for r in budget_table(results, dict(parameters)) if r["T"] > judged["shortest_T"]]

@@ -15,7 +15,9 @@ import numpy as np
 
 from transformer_theory.chapters.prose import significant
 from transformer_theory.chapters.experiment import Results, training_seconds
-from transformer_theory.chapters.triangle_center import (LEARNED_MAX_NMSE, NEAR_ONE_MIN_NMSE, STILL_LEARNING,
+from transformer_theory.chapters.budget import (DoublingCheck, doubling_check, doubling_paragraph, doubling_reason,
+                                                split_doubled)
+from transformer_theory.chapters.triangle_center import (LEARNED_MAX_NMSE, NEAR_ONE_MIN_NMSE, PAPER_CONFIG, STILL_LEARNING,
                                                          TriangleCenterParameters, budget_table,
                                                          calculator_predictions, comparison_growth,
                                                          equal_budget_observed, judge, nmse_table, paper_key)
@@ -23,11 +25,8 @@ from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.infoflow import targets
 from transformer_theory.training.store import RunStore
 
-__all__ = ["PAPER_CONFIG", "TargetCheck", "TriangleCenterAnalysis", "analyse", "reading_paragraphs", "recorded",
+__all__ = ["TargetCheck", "TriangleCenterAnalysis", "analyse", "reading_paragraphs", "recorded",
            "target_check", "verdicts"]
-
-#: The configuration (h1, h2, E) whose NMSE the claim puts beside the paper's (the first of InfoFlow §4.2's table).
-PAPER_CONFIG = (2, 2, 24)
 
 
 @dataclass(frozen=True)
@@ -82,6 +81,7 @@ class TriangleCenterAnalysis:
     budget: list[dict[str, Any]]
     still_learning: list[dict[str, Any]]
     spread: dict[int, float]
+    doubling: DoublingCheck
     reading: dict[str, Any]
 
     @property
@@ -135,6 +135,8 @@ def _reading(p: TriangleCenterParameters, table: list[dict[str, Any]], budget: l
 def analyse(results: Results, p: TriangleCenterParameters, store: RunStore | None = None) -> TriangleCenterAnalysis:
     """Chapter 11's analysis of its runs' ``results`` (no claim reads weights: ``store`` is unused)."""
     parameters = p.settings()
+    doubling = doubling_check(results, ["h1", "h2", "E", "T", "steps"])
+    results = split_doubled(results)[0]
     table = nmse_table(results, parameters)
     growth = comparison_growth(p.seq_lens, p.configs)
     ratio = {(g["T"], paper_key(*c)): g[f"ratio {paper_key(*c)}"] for g in growth for c in p.configs}
@@ -149,7 +151,7 @@ def analyse(results: Results, p: TriangleCenterParameters, store: RunStore | Non
         table=table, criteria=judge(table),
         equal_budget=equal_budget_observed(table) if len(p.seq_lens) >= 3 else None, budget=budget,
         still_learning=[r for r in table if r["half_gain"] is not None and r["half_gain"] >= STILL_LEARNING],
-        spread=spread, reading=_reading(p, table, budget, spread))
+        spread=spread, doubling=doubling, reading=_reading(p, table, budget, spread))
 
 
 def recorded(a: TriangleCenterAnalysis) -> dict[str, Any]:
@@ -166,7 +168,8 @@ def recorded(a: TriangleCenterAnalysis) -> dict[str, Any]:
         "n_runs": a.n_runs, "training_wall_time_s": a.training_seconds, "criteria": a.criteria,
         "equal_budget_prediction": a.equal_budget, "budget_check": a.budget,
         "still_learning": [{k: r[k] for k in ("h1", "h2", "E", "T", "half_gain")} for r in a.still_learning],
-        "configuration_spread": a.spread, "analysis": {"reading": a.reading, "target": asdict(a.target)}}
+        "configuration_spread": a.spread, "analysis": {"reading": a.reading, "target": asdict(a.target)},
+        "doubling_check": a.doubling.to_dict()}
 
 
 def verdicts(a: TriangleCenterAnalysis) -> list[Claim]:
@@ -189,7 +192,8 @@ def verdicts(a: TriangleCenterAnalysis) -> list[Claim]:
         "width", "summaries", paper, " / ".join(significant(r["nmse"]) for r in rows),
         "reproduced" if held else "not observed",
         f"one budget ({a.params.steps} steps) at every T; from T = {a.reading['lengths'][1]} on the configurations "
-        f"differ by at most {(a.reading['spread_longer_max'] - 1):.1%} and {budget} (budget check)")]
+        f"differ by at most {(a.reading['spread_longer_max'] - 1):.1%} and {budget} (budget check)"
+        + doubling_reason(a.doubling))]
 
 
 def _range(span: tuple[float, float], fmt: str = ".3f") -> str:
@@ -249,7 +253,9 @@ def _budget(a: TriangleCenterAnalysis, learned: bool) -> str:
            f"under {STILL_LEARNING:g}"
            + (f", and their criterion (NMSE $\\le {LEARNED_MAX_NMSE:g}$) is a bound that more training keeps. "
               if learned else ". ") if "change_shortest" in r and gains else "")
-        + conclusion)
+        + conclusion + "\n\n" + doubling_paragraph(
+            a.doubling, f"the runs of the paper's configuration {PAPER_CONFIG} at $T > {shortest}$, seed"
+                        f"{'s' * (len(a.params.double_seeds) > 1)} {' and '.join(map(str, a.params.double_seeds))},"))
 
 
 def _configurations(a: TriangleCenterAnalysis) -> str:
