@@ -64,8 +64,13 @@ def test_the_budget_check_at_32000_steps() -> None:
 
 def test_the_chapters_claims_are_typed_and_agree_with_its_checks() -> None:
     claims = [Claim.from_dict(c) for c in VALUES["verdicts"]]
-    assert [c.verdict for c in claims] == ["not observed"]  # the controls are not in the book profile yet
+    assert claims[0].verdict == "not observed"  # the arms' prediction
     assert "best over seeds 0 and 1" in claims[0].ours and "7 of 8 arms" in claims[0].reason
+    represents, finds = (next(c for c in claims if c.statement.startswith(s)) for s in ("two layers of D heads can "
+                                                                                           "represent", "training finds"))
+    assert represents.verdict == finds.verdict == "reproduced qualitatively"  # at D = 3, the controls' bar met
+    assert "oracle attention" in represents.ours and "term curriculum" in finds.ours
+    assert "departure" in finds.reason and "still learning" in finds.ours
     assert VALUES["claims"]["prediction_held"] is False and VALUES["claims"]["doubling_prediction_held"] is True
 
 

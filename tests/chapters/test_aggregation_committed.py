@@ -64,3 +64,15 @@ def test_the_chapters_claims_are_typed_and_agree_with_its_checks() -> None:
         ("InfoFlow, §4.4", "reproduced"), ("InfoFlow, Theorem 3 (exponent reconstructed)", "not observed")]
     assert verdicts[0].ours == "0.33 / 0.33 / 0.33" and verdicts[1].ours == "-0.58 / -0.65 / -0.25 / -0.23 / -0.0061"
 
+
+
+def test_the_doubling_check_of_the_coupled_runs() -> None:
+    """Issue 34: the coupled cost-law runs (T0 d > E) of seed 0 at twice the steps. 14 of 15 cells change by less than
+    1.5x; T0 = 4 at width 64 falls 1.61x (still learning), so the claim's reason says its verdict is on this budget."""
+    check = VALUES["doubling_check"]
+    assert PARAMETERS["double_seeds"] == [0] and len(check["cells"]) == 15 and check["stands"] is False
+    unsettled = [c["tags"] for c in check["cells"] if not c["sufficient"]]
+    assert unsettled == [{"T0": 4, "seed": 0, "width": 64}] and 1.6 < check["max_change"] < 1.62
+    assert all(c["steps"] == PARAMETERS["cost_steps"] for c in check["cells"])
+    reason = Claim.from_dict(VALUES["verdicts"][1]).reason
+    assert "doubling the budget changed 1 of 15 of its cells" in reason and "that cell was still learning" in reason

@@ -266,6 +266,7 @@ def attention_summary(results: Results, parameters: dict[str, Any] | None, store
     Raises:
         ValueError: no attention run has a finite NMSE.
     """
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     p = EXPERIMENT.parameters(parameters)
     configs = {r.config.key: r.config for r in EXPERIMENT.runs(p) if r.tags["part"] == "attention"}
     trained = [r for r in results if r.tags["part"] == "attention" and r.best_nmse is not None]
@@ -293,6 +294,7 @@ def cost_law_table(results: Results, parameters: dict[str, Any] | None = None) -
         Rows sorted by T0 and width: ``T``, ``T0``, ``width``, ``nmse`` (best over seeds), ``seed_nmse``, the
         counted ``parameters`` (:func:`decoder_parameters`) and the calculator's ``predicted_exponent``.
     """
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     p = EXPERIMENT.parameters(parameters)
     exponent = {r["T0"]: r["exponent"] for r in calculator_predictions(p) if r["part"] == "cost_law"}
     rows = best_over_seeds([r for r in results if r.tags["part"] == "cost_law"], ignore=("part",))
@@ -337,7 +339,6 @@ def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The chapter's table of the cost-law runs: ``cost_law_table`` (:func:`cost_law_table`; the attention part
     reads weights, :func:`attention_summary`)."""
-    results = split_doubled(results)[0]  # the doubling check is compared apart
     return {"cost_law_table": cost_law_table(results, dict(parameters))}
 
 
@@ -345,7 +346,6 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
     """The committed criteria's verdicts: ``attention_observed`` (:func:`attention_summary` of the best attention
     run, its weights read from ``store``, on 2048 inputs of seed ``seeds[0]``) and ``cost_law_observed``
     (:func:`cost_law`)."""
-    results = split_doubled(results)[0]  # the doubling check is compared apart
     p = dict(parameters)
     attention = attention_summary(results, p, store, n_samples=2048, seed=p["seeds"][0])
     return {"attention_observed": bool(attention["observed"]),

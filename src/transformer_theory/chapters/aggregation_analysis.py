@@ -84,6 +84,7 @@ def analyse(results: Results, p: AggregationParameters, store: RunStore) -> Aggr
     read on 2048 inputs of seed ``seeds[0]``)."""
     params = p.settings()
     doubling = doubling_check(results, ["T0", "width"])
+    n_runs, seconds = len(results), training_seconds(results)  # the doubling check's runs included
     results = split_doubled(results)[0]
     attention = attention_summary(results, params, store, n_samples=2048, seed=p.seeds[0])
     rows = cost_law_table(results, params)
@@ -92,7 +93,7 @@ def analyse(results: Results, p: AggregationParameters, store: RunStore) -> Aggr
     still = {T0: [sum(r["half_gain"] >= BUDGET_TOLERANCE for r in learning if r["T0"] == T0),
                   sum(r["T0"] == T0 for r in learning)] for T0 in sorted({r["T0"] for r in learning})}
     return AggregationAnalysis(
-        params=p, n_runs=len(results), training_seconds=training_seconds(results), attention=attention,
+        params=p, n_runs=n_runs, training_seconds=seconds, attention=attention,
         cost_rows=rows, cost_law=judged, still_learning=still, claims=claims(results, params, store), doubling=doubling,
         reading=_reading(p, attention, rows, judged, still))
 

@@ -119,7 +119,8 @@ def doubling_reason(check: DoublingCheck) -> str:
     unsettled = [c for c in check.cells if c.sufficient is False]
     return (f"; doubling the budget changed {len(unsettled)} of {len(check.cells)} of its cells by "
             f"{BUDGET_TOLERANCE:g}x or more (largest {prose_number(check.max_change)}x)"
-            + (": a verdict on this budget, the cells were still learning" if unsettled else ": the verdict stands"))
+            + (f": {'those cells were' if len(unsettled) > 1 else 'that cell was'} still learning, a verdict on this "
+               "budget" if unsettled else ": the verdict stands"))
 
 
 def doubling_paragraph(check: DoublingCheck, what: str) -> str:

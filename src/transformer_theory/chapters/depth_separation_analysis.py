@@ -136,6 +136,7 @@ def analyse(results: Results, p: DepthSeparationParameters, store: RunStore | No
     may read weights from; this chapter's read none)."""
     parameters = asdict(p)
     doubling = doubling_check(results, ["layers", "heads", "T", "ffn_width"])
+    n_runs, seconds = len(results), training_seconds(results)  # the doubling check's runs included
     results = split_doubled(results)[0]
     table = nmse_table(results, parameters)
     main = sorted([r for r in table if r["ffn_width"] == p.ffn_width], key=lambda r: (r["T"], r["layers"], r["heads"]))
@@ -147,7 +148,7 @@ def analyse(results: Results, p: DepthSeparationParameters, store: RunStore | No
     learning = half_gains([r for r in results if r.tags["ffn_width"] == p.ffn_width], ["layers", "heads", "T"])
     rows = predictions(parameters)["predictions"]
     return DepthSeparationAnalysis(
-        params=p, n_runs=len(results), training_seconds=training_seconds(results), predictions=rows, table=table,
+        params=p, n_runs=n_runs, training_seconds=seconds, predictions=rows, table=table,
         main=main, separations=separations, efficiency=efficiency, learning=learning, width=width,
         width_separations=width_separations, claims=EXPERIMENT.claims(results, parameters, store), doubling=doubling,
         reading=_reading(p, table, separations, width, width_separations, efficiency, learning, rows))

@@ -192,6 +192,7 @@ def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> li
         seeds), ``seed_nmse`` and the calculator's ``predicted_efficient`` and ``predicted_exponent``
         (:func:`calculator_predictions`).
     """
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     p = EXPERIMENT.parameters(parameters)
     predicted = {(r["part"], r["k"], r["T"]): r for r in calculator_predictions(p)}
     rows = best_over_seeds([r for r in results if r.tags["part"] != "probe"], ignore=("heads",))
@@ -426,7 +427,6 @@ def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The chapter's table of the k-th largest runs: ``nmse_table`` (:func:`nmse_table`; the probe's table reads
     weights, :func:`probe_table`)."""
-    results = split_doubled(results)[0]  # the doubling check is compared apart
     return {"nmse_table": nmse_table(results, dict(parameters))}
 
 
@@ -434,7 +434,6 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
     """The committed criteria's verdicts (:func:`judge_table`, :func:`probe_observed`): ``top1_stays_low``,
     ``kth_degrades_k<k>`` for every k >= 2, ``two_layer_agrees`` (the two-layer verdict is the committed prediction)
     and ``probe_observed`` (the probe on 4096 inputs of seed ``seeds[0]``, the weights read from ``store``)."""
-    results = split_doubled(results)[0]  # the doubling check is compared apart
     p = dict(parameters)
     judged = judge_table(nmse_table(results, p), p["two_layer_k"])
     probe = probe_table(results, p, store, n_samples=4096, seed=p["seeds"][0])

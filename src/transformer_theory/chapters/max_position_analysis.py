@@ -98,13 +98,14 @@ def analyse(results: Results, p: MaxPositionParameters, store: RunStore) -> MaxP
     inputs of seed ``seeds[0]``)."""
     params = p.settings()
     doubling = doubling_check(results, ["layers", "k", "T"])
+    n_runs, seconds = len(results), training_seconds(results)  # the doubling check's runs included
     results = split_doubled(results)[0]
     table = nmse_table(results, params)
     efficiency = book_efficiency(table, EFFICIENCY_BY, siblings=EFFICIENCY_SIBLINGS)
     learning = half_gains([r for r in results if "k" in r.tags], ["layers", "k", "T"])
     probe = probe_table(results, params, store, n_samples=4096, seed=p.seeds[0])
     return MaxPositionAnalysis(
-        params=p, n_runs=len(results), training_seconds=training_seconds(results), table=table,
+        params=p, n_runs=n_runs, training_seconds=seconds, table=table,
         judged=judge_table(table, p.two_layer_k), efficiency=efficiency,
         changed=criterion_changes(efficiency, EFFICIENCY_BY), learning=learning, half_gain_ranges=_ranges(learning),
         probe=probe, probe_observed=probe_observed(probe), claims=claims(results, params, store), doubling=doubling,

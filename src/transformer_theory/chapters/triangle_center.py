@@ -185,6 +185,7 @@ def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> li
         ``seed_nmse``, ``half_gain`` (of the best seed's run, :func:`~.experiment.half_gains`), ``paper_nmse``
         (InfoFlow §4.2 as summarised; ``None`` where the paper has no value) and the model's ``parameters``.
     """
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     p = EXPERIMENT.parameters(parameters)
     main = [r for r in results if r.tags["steps"] == p["steps"]]
     half_gain = {_cell(g): g["half_gain"] for g in half_gains(main, ("h1", "h2", "E", "T"))}
@@ -213,6 +214,7 @@ def budget_table(results: Results, parameters: dict[str, Any] | None = None) -> 
         ``reference_steps``, ``reference_nmse``, ``nmse`` (at ``steps``; best over seeds), ``change`` (the larger
         over the smaller, ``None`` if either diverged) and ``settled`` (``change`` under :data:`STILL_LEARNING`).
     """
+    results = split_doubled(results)[0]  # the doubling check is compared apart
     p = EXPERIMENT.parameters(parameters)
     best = {(_cell(r), r["steps"]): r["nmse"] for r in best_over_seeds(results)}
     rows = []
@@ -327,7 +329,6 @@ def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The chapter's tables: ``nmse_table`` (:func:`nmse_table`), ``budget_check`` (:func:`budget_table`) and
     ``comparison_growth`` (:func:`comparison_growth`)."""
-    results = split_doubled(results)[0]  # the doubling check is compared apart
     return {"nmse_table": nmse_table(results, dict(parameters)), "budget_check": budget_table(results, dict(parameters)),
             "comparison_growth": comparison_growth(parameters["seq_lens"], parameters["configs"])}
 
@@ -338,7 +339,6 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
     as a name; ``equal_budget_prediction`` (:func:`equal_budget_observed`, with three lengths or more) and
     ``settled_longer_t`` (the budget check: every cell longer than the shortest T changed by less than
     :data:`STILL_LEARNING`; with ``reference_steps``). No claim reads weights: ``store`` is unused."""
-    results = split_doubled(results)[0]  # the doubling check is compared apart
     rows = nmse_table(results, dict(parameters))
     judged = judge(rows)
     check = [r for r in budget_table(results, dict(parameters)) if r["T"] > judged["shortest_T"]]

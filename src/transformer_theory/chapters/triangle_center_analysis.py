@@ -136,6 +136,7 @@ def analyse(results: Results, p: TriangleCenterParameters, store: RunStore | Non
     """Chapter 11's analysis of its runs' ``results`` (no claim reads weights: ``store`` is unused)."""
     parameters = p.settings()
     doubling = doubling_check(results, ["h1", "h2", "E", "T", "steps"])
+    n_runs, seconds = len(results), training_seconds(results)  # the doubling check's runs included
     results = split_doubled(results)[0]
     table = nmse_table(results, parameters)
     growth = comparison_growth(p.seq_lens, p.configs)
@@ -146,7 +147,7 @@ def analyse(results: Results, p: TriangleCenterParameters, store: RunStore | Non
     spread = {T: max(r["nmse"] for r in table if r["T"] == T) / min(r["nmse"] for r in table if r["T"] == T)
               for T in p.seq_lens}
     return TriangleCenterAnalysis(
-        params=p, n_runs=len(results), training_seconds=training_seconds(results),
+        params=p, n_runs=n_runs, training_seconds=seconds,
         target=target_check(p.squared, p.seeds[0]), growth=growth, predictions=calculator_predictions(parameters),
         table=table, criteria=judge(table),
         equal_budget=equal_budget_observed(table) if len(p.seq_lens) >= 3 else None, budget=budget,
