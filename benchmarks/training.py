@@ -157,8 +157,8 @@ def main() -> None:
 
     def on_dask(compile: bool):
         with tempfile.TemporaryDirectory() as folder:
-            records = train_runs(runs, RunStore(folder), n_workers=2, models_per_task=3,
-                                 options=TrainOptions(progress=False, compile=compile))
+            records = [r.to_dict() for r in train_runs(runs, RunStore(folder), n_workers=2, models_per_task=3,
+                                                       options=TrainOptions(progress=False, compile=compile))]
         return steady(records), records
 
     variants = {

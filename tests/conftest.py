@@ -14,10 +14,13 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
 from hypothesis import HealthCheck, settings
+
+from transformer_theory.training.record import History, RunRecord
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 settings.register_profile("thorough", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False)
@@ -32,6 +35,31 @@ TINY_INTRINSIC = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, 
                   "D_values": [2], "sl_seq_lens": [8], "ls_D_values": [2], "ls_steps": 30, "ls_seeds": [0],
                   "ls_check_D": [2], "ls_check_seeds": [0], "hc_heads": [1], "hc_seq_lens": [8], "hc_head_dim": 4,
                   "hc_ffn_width": 8, "hc_steps": 20, "hc_train_size": 64, "hc_seeds": [0]}
+
+
+def run_record(best_nmse: float | None = None, *, history: dict[str, list] | None = None,
+               config: dict[str, Any] | None = None, key: str = "k", seed: int = 0, best_step: int | None = None,
+               final_nmse: float | None = None, task: str | dict[str, Any] | None = None, wall_time_s: float = 1.0,
+               **provenance: Any) -> RunRecord:
+    """A run's :class:`~transformer_theory.training.record.RunRecord` for a test, with what it does not give filled in:
+    ``history`` (a dict of lists; a missing column is ``None`` at every step; none: no step), ``config``
+    (``{"steps": <the last step of the history, or 100>}``), ``final_nmse`` (the last validation NMSE of the history,
+    else ``best_nmse``), ``task`` (a task key, or the task's dict: ``key``, ``runs``, ``models``,
+    ``resumed_at_steps``; none: a task of this run alone) and the ``provenance`` (the other fields of a stored record,
+    ``git`` among them)."""
+    columns = dict(history or {})
+    n = len(next(iter(columns.values()), []))
+    columns = {name: tuple(columns.get(name, [None] * n)) for name in ("step", "val_nmse", "train_loss")}
+    if config is None:
+        config = {"steps": columns["step"][-1] if columns["step"] else 100}
+    if final_nmse is None:
+        final_nmse = columns["val_nmse"][-1] if columns["val_nmse"] else best_nmse
+    task_key = task if isinstance(task, str) else key
+    if not isinstance(task, dict):
+        task = {"key": task_key, "runs": [key], "models": 1, "resumed_at_steps": []}
+    return RunRecord(key=key, config=config, seed=seed, best_nmse=best_nmse, best_step=best_step,
+                     final_nmse=final_nmse, history=History(**columns), wall_time_s=wall_time_s, task=task,
+                     provenance=provenance)
 
 
 def make_notebook(path: Path, parameters: str, body: str) -> Path:

@@ -19,7 +19,7 @@ from transformer_theory.pipeline.notebooks import list_notebooks
 from transformer_theory.pipeline.profiles import load_profile
 from transformer_theory.pipeline.runner import prepare_run
 from transformer_theory.chapters import EXPERIMENTS, RunResult, experiment
-from transformer_theory.training import RunStore
+from transformer_theory.training import RunRecord, RunStore
 from transformer_theory.chapters import intrinsic_dimension, max_position, triangle_center
 from transformer_theory.chapters.depth_separation import MIN_RATIO, nmse_table, separation
 from transformer_theory.infoflow.efficiency import observed_efficient
@@ -103,11 +103,11 @@ def committed_results(name: str, parameters: dict) -> list[RunResult]:
     fails naming the runs that are missing (so ``make book`` would train them)."""
     runs = experiment(name).runs(parameters)
     store = RunStore(RESULTS / "runs")
-    results = [RunResult(run.tags, store.get(run.config)) for run in runs]
-    missing = [r.tags for r in results if r.record is None]
+    records = [store.get(run.config) for run in runs]
+    missing = [run.tags for run, record in zip(runs, records) if record is None]
     assert not missing, (f"runs missing from results/book/runs/ (`make reproduce NOTEBOOKS={name} ACCEPT=1` "
                          f"trains them and copies the records): {missing[:3]}")
-    return results
+    return [RunResult(run.tags, RunRecord.from_dict(record)) for run, record in zip(runs, records)]
 
 
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
@@ -210,7 +210,7 @@ def test_committed_runs_give_the_recorded_scoreboard() -> None:
         values["n_agree"], values["agreement_rate"], values["disagreements"])
     recorded = values["scoreboard"]
     assert [{k: r[k] for k in recorded[0]} for r in rows] == recorded
-    assert all(r.record["config"]["val_size"] >= 4096 for r in results)
+    assert all(r.record.config["val_size"] >= 4096 for r in results)
     assert {d["configuration"] for d in values["diagnosis"]} == set(values["disagreements"])
 
 
@@ -227,12 +227,12 @@ def test_predictions_were_committed_before_the_runs() -> None:
     if added is None or is_ancestor(added, "HEAD") is None:
         pytest.skip("no git history to check the order in")
     doc = committed_predictions()
-    for commit in sorted({r.record["git"]["commit"] for r in results}):
+    for commit in sorted({r.record.provenance["git"]["commit"] for r in results}):
         assert is_ancestor(added, commit), f"run trained at {commit}, before the predictions ({added})"
         then = subprocess.run(["git", "show", f"{commit}:{PREDICTIONS_FILE}"], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout
         assert json.loads(then)["configurations"] == doc["configurations"]
-    for key in sorted({r.record["key"] for r in results})[:5]:  # a sample: git log per file is slow
+    for key in sorted({r.record.key for r in results})[:5]:  # a sample: git log per file is slow
         record_added = commit_that_added(f"results/book/runs/{key}.json")
         assert record_added is not None and record_added != added and is_ancestor(added, record_added)
 
@@ -253,10 +253,10 @@ def test_the_forecasts_were_in_the_library_when_their_runs_were_trained() -> Non
     for r in results:
         t = r.tags
         if not t["followup"] and t["steps"] == SCOREBOARD_STEPS:
-            texts.setdefault(r.record["git"]["commit"], set()).add(BUDGET_PREDICTION["text"])
+            texts.setdefault(r.record.provenance["git"]["commit"], set()).add(BUDGET_PREDICTION["text"])
         elif t["followup"] and not t["joint"] and not t["reference"] and t["name"] in named \
                 and t["steps"] == FOLLOWUP_PREDICTION["steps"]:
-            texts.setdefault(r.record["git"]["commit"], set()).add(FOLLOWUP_PREDICTION["text"])
+            texts.setdefault(r.record.provenance["git"]["commit"], set()).add(FOLLOWUP_PREDICTION["text"])
     assert data["parameters"]["steps"] != SCOREBOARD_STEPS or texts, "no run of the budget prediction"
     for commit, wanted in texts.items():
         library = subprocess.run(["git", "show", f"{commit}:src/transformer_theory/chapters/heldout.py"], cwd=ROOT,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from conftest import run_record
 from transformer_theory.chapters import ablation as ab
 from transformer_theory.chapters.experiment import RunResult
 from transformer_theory.chapters.registry import experiment
@@ -54,7 +57,7 @@ def _result(arm: str, h1: int, h2: int, seed: int, nmse: float, part: str = "abl
     """A run whose best NMSE is ``nmse``, reached at the end of a 200-step schedule, ``half_gain`` times lower than at
     step 100."""
     history = {"step": [100, 200], "val_nmse": [nmse * half_gain, nmse]}
-    record = {"best_nmse": nmse, "best_step": 200, "final_nmse": nmse, "history": history, "config": {"steps": 200}}
+    record = run_record(nmse, best_step=200, final_nmse=nmse, history=history, config={"steps": 200})
     return RunResult({"part": part, "arm": arm, "D": D, "h1": h1, "h2": h2, "T": 8, "seed": seed}, record)
 
 
@@ -100,14 +103,14 @@ def test_the_budget_check_table_compares_a_cell_with_itself_at_twice_the_budget(
     doubled = ab.ablation_table(results, ab.doubled(p), part="double_budget")
     assert [r["nmse_full"] for r in doubled] == [None, pytest.approx(1e-3)]
     # a table takes the seeds of its parameters only
-    other_seed = [RunResult({**r.tags, "seed": 5}, {"best_nmse": 1e-6}) for r in results[:1]]
+    other_seed = [RunResult({**r.tags, "seed": 5}, run_record(1e-6)) for r in results[:1]]
     assert ab.ablation_table(results + other_seed, p)[1]["nmse_full"] == pytest.approx(1e-3)
 
 
 def test_the_curves_are_the_full_head_models_of_the_chosen_arms() -> None:
     p = ab.AblationParameters(arms=["wide FFN"], double_arms=[])
-    history = {"history": {"step": [100, 200], "val_nmse": [0.5, 0.1]}}
-    results = [RunResult(r.tags, {**r.record, **history}) for arm in ("baseline", "wide FFN")
+    history = run_record(history={"step": [100, 200], "val_nmse": [0.5, 0.1]}).history
+    results = [RunResult(r.tags, replace(r.record, history=history)) for arm in ("baseline", "wide FFN")
                for r in (_result(arm, 2, 2, 0, 0.1), _result(arm, 1, 2, 0, 0.2))]
     curves = ab.ablation_curves(results, p)
     assert curves == [{"label": "seed 0", "group": "wide FFN", "steps": [100, 200], "nmse": [0.5, 0.1]}]

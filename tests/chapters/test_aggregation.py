@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from conftest import ROOT, store_weights  # noqa: E402
+from conftest import ROOT, run_record, store_weights  # noqa: E402
 from transformer_theory.models import Transformer  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.aggregation import plot_cls_attention, plot_cost_law  # noqa: E402
@@ -68,7 +68,7 @@ def _results(nmse: dict) -> list[RunResult]:
     for run in EXPERIMENT.runs(SMALL):
         t = run.tags
         key = ("attention", t["seed"]) if t["part"] == "attention" else (t["T0"], t["width"])
-        out.append(RunResult(t, {"key": run.config.key, "best_nmse": nmse[key]}))
+        out.append(RunResult(t, run_record(nmse[key], key=run.config.key, seed=run.config.seed)))
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import run_record
 from transformer_theory.chapters import RunResult, experiment
 from transformer_theory.chapters.budget import DOUBLE_PART, DoublingCheck, doubled, doubling_check, split_doubled
 
@@ -23,7 +24,7 @@ def test_doubled_runs_twice_the_steps_of_the_selected_cells_only() -> None:
 
 
 def result(tags, nmse, steps=100):
-    return RunResult(tags, {"best_nmse": nmse, "config": {"steps": steps}})
+    return RunResult(tags, run_record(nmse, config={"steps": steps}))
 
 
 def test_doubling_check_pairs_each_doubled_run_with_its_cell() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import run_record
 from transformer_theory.chapters import calibration as cal
 from transformer_theory.chapters.calibration_analysis import analyse, reading_paragraphs, verdicts
 from transformer_theory.chapters.experiment import RunResult
@@ -65,7 +66,7 @@ def test_bad_parameters_are_named_before_any_run(name, value, message) -> None:
 def _result(part: str, h: int, T: int, seed: int, nmse: float | None) -> RunResult:
     tags = {"part": part, "D": 4, "h": h, "layers": 2 if part == "two_layer" else 1, "T": T, "seed": seed,
             "steps": 20}
-    return RunResult(tags, {"best_nmse": nmse, "history": {"step": [10, 20], "val_nmse": [1.0, nmse]}})
+    return RunResult(tags, run_record(nmse, history={"step": [10, 20], "val_nmse": [1.0, nmse]}))
 
 
 def test_head_count_verdicts_follow_the_criteria() -> None:
@@ -154,9 +155,9 @@ def _run(part: str, h: int, T: int, seed: int, nmse: float, first_half: float | 
     """A run whose validation NMSE is ``first_half`` (default ``nmse``) at mid-schedule and ``nmse`` at its end."""
     tags = {"part": part, "D": 4, "h": h, "layers": 2 if part == "two_layer" else 1, "T": T, "seed": seed,
             "steps": 20}
-    return RunResult(tags, {"best_nmse": nmse, "best_step": 20, "final_nmse": nmse, "config": {"steps": 20},
-                            "task": {"key": f"{part} {h} {T} {seed}"},
-                            "wall_time_s": 1.0, "history": {"step": [10, 20], "val_nmse": [first_half or nmse, nmse]}})
+    return RunResult(tags, run_record(nmse, best_step=20, final_nmse=nmse, config={"steps": 20},
+                                      task=f"{part} {h} {T} {seed}", wall_time_s=1.0,
+                                      history={"step": [10, 20], "val_nmse": [first_half or nmse, nmse]}))
 
 
 CALIBRATED = ([_run("head_count", 3, 4, s, 1e-3, 1.1e-3) for s in range(3)]

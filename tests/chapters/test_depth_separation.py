@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_record
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.chapters import experiment
 from transformer_theory.training import plan_tasks
 from transformer_theory.chapters.depth_separation import (DEFAULTS, EXPERIMENT, MIN_RATIO, DepthSeparationParameters,
                                                           nmse_table, prediction, separation)
 from transformer_theory.chapters.experiment import RunResult, training_seconds
-from transformer_theory.training import default_store
+from transformer_theory.training import RunRecord, default_store
 
 #: The run store the claims read weights from: the book profile's (committed runs first).
 BOOK_STORE = default_store("book")
@@ -26,8 +26,7 @@ def _record(nmse, task="a", wall=10.0):
         history = {"step": [100], "val_nmse": [None], "train_loss": [None]}
     else:
         history = {"step": [100, 200, 300], "val_nmse": [1.0, nmse, 1.0], "train_loss": [1.0, 0.9 * nmse, 0.5]}
-    return {"best_nmse": nmse, "best_step": None if nmse is None else 200, "history": history, "task": {"key": task},
-            "wall_time_s": wall}
+    return run_record(nmse, best_step=None if nmse is None else 200, history=history, task=task, wall_time_s=wall)
 
 
 def _results(values: dict[tuple, list]) -> list[RunResult]:
@@ -193,13 +192,13 @@ def test_tiny_model_config_is_valid() -> None:
     assert len(runs) == (3 + 2) * 2
 
 
-def _curve_record(nmse: float, seed: int, task: str) -> dict:
+def _curve_record(nmse: float, seed: int, task: str) -> RunRecord:
     """A record whose best validation NMSE ``nmse`` comes at the last step (half of it at the half-way step: half_gain
     2 for seed 0, 1 for the others), with the training loss 0.95·nmse there."""
     first = 2 * nmse if seed == 0 else nmse
     history = {"step": [50, 100], "val_nmse": [first, nmse], "train_loss": [first, 0.95 * nmse]}
-    return {"best_nmse": nmse, "best_step": 100, "final_nmse": nmse, "history": history, "config": {"steps": 100},
-            "task": {"key": task}, "wall_time_s": 60.0}
+    return run_record(nmse, best_step=100, final_nmse=nmse, history=history, config={"steps": 100}, task=task,
+                      wall_time_s=60.0)
 
 
 def test_the_analysis_judges_and_reads_synthetic_runs() -> None:

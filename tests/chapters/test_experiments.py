@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import TINY_INTRINSIC as TINY, cli, make_notebook
+from conftest import TINY_INTRINSIC as TINY, cli, make_notebook, run_record
 from transformer_theory.models import Transformer
 from transformer_theory.chapters import EXPERIMENTS, RunResult, best_over_seeds, experiment, run_experiment
 from transformer_theory.chapters.experiment import Experiment, applicable, book_efficiency, claim_name
@@ -58,9 +58,9 @@ def test_unknown_names_are_rejected() -> None:
 
 
 def test_best_over_seeds() -> None:
-    results = [RunResult({"D": 2, "seed": 0, "part": "a"}, {"best_nmse": 0.2}),
-               RunResult({"D": 2, "seed": 1, "part": "b"}, {"best_nmse": 0.1}),
-               RunResult({"D": 3, "seed": 0, "part": "a"}, {"best_nmse": None})]
+    results = [RunResult({"D": 2, "seed": 0, "part": "a"}, run_record(0.2)),
+               RunResult({"D": 2, "seed": 1, "part": "b"}, run_record(0.1)),
+               RunResult({"D": 3, "seed": 0, "part": "a"}, run_record(None))]
     rows = best_over_seeds(results, ignore=("part",))
     assert rows == [{"D": 2, "seed_nmse": {0: 0.2, 1: 0.1}, "nmse": 0.1},
                     {"D": 3, "seed_nmse": {0: None}, "nmse": None}]
@@ -114,7 +114,7 @@ def test_a_chapter_trains_on_a_dask_worker_that_imported_no_chapter(tmp_path: Pa
     assert all(isinstance(r, RunResult) for r in here + there)
     assert [r.tags for r in there] == [r.tags for r in here]
     for a, b in zip((r.record for r in here), (r.record for r in there)):
-        assert a["key"] == b["key"] and a["history"] == b["history"] and b["execution"]["threads"] == 1
+        assert a.key == b.key and a.history == b.history and b.provenance["execution"]["threads"] == 1
 
 
 def tiny_chapter(project: Path) -> Path:
@@ -247,8 +247,8 @@ def test_half_gains_read_the_best_seed_of_each_configuration() -> None:
     def run(seed, heads, curve):
         best = min(v for v in curve if v is not None) if any(v is not None for v in curve) else None
         return RunResult({"heads": heads, "T": 8, "seed": seed},
-                         {"config": {"steps": 400}, "best_nmse": best, "best_step": 400, "final_nmse": curve[-1],
-                          "history": {"step": [100, 200, 300, 400], "val_nmse": curve}})
+                         run_record(best, config={"steps": 400}, best_step=400, final_nmse=curve[-1],
+                                    history={"step": [100, 200, 300, 400], "val_nmse": curve}))
 
     results = [run(0, [1], [0.5, 0.2, 0.1, 0.1]), run(1, [1], [0.5, 0.1, 0.05, 0.04]),
                run(0, [2], [None, None, None, None])]

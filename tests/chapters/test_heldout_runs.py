@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_record
 from transformer_theory.chapters import experiment
 from transformer_theory.chapters.experiment import RunResult, curve_summary
 from transformer_theory.chapters.heldout import (PLATEAU, STILL_LEARNING, HeldOutParameters, best_nmse, diagnose,
@@ -119,22 +119,22 @@ def test_the_parameters_are_checked_once_on_construction_and_followups_may_be_em
 
 def test_best_nmse_leaves_followups_out() -> None:
     def result(seed, value, followup=False):
-        return RunResult({"name": "a", "E": 32, "T": 8, "seed": seed, "followup": followup}, {"best_nmse": value})
+        return RunResult({"name": "a", "E": 32, "T": 8, "seed": seed, "followup": followup}, run_record(value))
 
     assert best_nmse([result(0, 0.3), result(1, 0.2), result(2, 0.01, followup=True)]) == {("a", 32, 8): 0.2}
     assert best_nmse([result(0, None), result(1, 0.5)]) == {("a", 32, 8): 0.5}
 
 
 def test_curve_summary_says_whether_the_run_had_settled() -> None:
-    record = {"config": {"steps": 400}, "best_nmse": 0.01, "best_step": 400, "final_nmse": 0.01,
-              "history": {"step": [100, 200, 300, 400], "val_nmse": [0.5, 0.1, 0.04, 0.01]}}
-    assert curve_summary(record)["late_gain"] == pytest.approx(4.0)
-    assert curve_summary(record)["half_gain"] == pytest.approx(10.0)
-    record["history"]["val_nmse"] = [0.5, 0.1, 0.01, 0.01]
-    assert curve_summary(record)["late_gain"] == pytest.approx(1.0)
-    assert curve_summary(record)["half_gain"] == pytest.approx(10.0)
-    record["history"]["val_nmse"] = [0.5, None, 0.01, 0.01]
-    assert curve_summary(record)["half_gain"] == pytest.approx(50.0)
+    def record(val_nmse):
+        return run_record(0.01, config={"steps": 400}, best_step=400, final_nmse=0.01,
+                          history={"step": [100, 200, 300, 400], "val_nmse": val_nmse})
+
+    assert curve_summary(record([0.5, 0.1, 0.04, 0.01]))["late_gain"] == pytest.approx(4.0)
+    assert curve_summary(record([0.5, 0.1, 0.04, 0.01]))["half_gain"] == pytest.approx(10.0)
+    assert curve_summary(record([0.5, 0.1, 0.01, 0.01]))["late_gain"] == pytest.approx(1.0)
+    assert curve_summary(record([0.5, 0.1, 0.01, 0.01]))["half_gain"] == pytest.approx(10.0)
+    assert curve_summary(record([0.5, None, 0.01, 0.01]))["half_gain"] == pytest.approx(50.0)
 
 
 def _results(name, curves):
@@ -144,9 +144,10 @@ def _results(name, curves):
     for r in runs:
         nmse = curves[(r.tags["T"], r.tags["seed"])]
         best = min(nmse)
-        out.append(RunResult(r.tags, {"config": {**r.config.to_dict(), "steps": 400}, "best_nmse": best,
-                                      "best_step": 100 * (nmse.index(best) + 1), "final_nmse": nmse[-1],
-                                      "history": {"step": [100, 200, 300, 400], "val_nmse": nmse}}))
+        out.append(RunResult(r.tags, run_record(best, config={**r.config.to_dict(), "steps": 400}, key=r.config.key,
+                                                seed=r.config.seed, best_step=100 * (nmse.index(best) + 1),
+                                                final_nmse=nmse[-1],
+                                                history={"step": [100, 200, 300, 400], "val_nmse": nmse})))
     return out
 
 
@@ -263,7 +264,7 @@ def test_the_budget_check_trains_the_scoreboard_again_outside_it() -> None:
     (config,) = [c for c in predictions() if c["name"] == "k_hop(2) (1,1)"]
     results = _results("k_hop(2) (1,1)", {(T, s): SETTLED for T in (8, 16) for s in (0, 1)})
     earlier = [RunResult({**r.tags, "followup": True, "reference": True, "steps": 500},
-                         {**r.record, "best_nmse": r.record["best_nmse"] * 3}) for r in results]
+                         replace(r.record, best_nmse=r.record.best_nmse * 3)) for r in results]
     (row,) = budget_check([config], results + earlier, CRITERION)
     assert row["configuration"] == "k_hop(2) (1,1)" and row["reference_steps"] == 500
     assert row["nmse"] == pytest.approx(0.04) and row["change"] == pytest.approx(3.0) and not row["settled"]
@@ -302,7 +303,7 @@ def test_the_followups_are_judged_on_their_own_runs_and_the_followup_prediction_
 
     def followups(name, value, at=steps):  # a scoreboard run at 0.5 beside a follow-up at ``value``
         plain = _results(name, {(T, s): [0.5] * 4 for T in (8, 16) for s in (0, 1)})
-        return plain + [RunResult({**r.tags, "followup": True, "steps": at}, {**r.record, "best_nmse": value})
+        return plain + [RunResult({**r.tags, "followup": True, "steps": at}, replace(r.record, best_nmse=value))
                         for r in plain]
 
     rows = followup_table(followups(good, 5e-3) + followups(bad, 2e-2), configs, CRITERION)

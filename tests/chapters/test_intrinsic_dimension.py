@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from conftest import ROOT, TINY_INTRINSIC as TINY
+from conftest import ROOT, TINY_INTRINSIC as TINY, run_record
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE, P1_SINGLE_LAYER_NMSE
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.chapters import experiment
@@ -36,10 +36,10 @@ def _results(cells: dict[tuple, list], head_count: dict[tuple, list] | None = No
     for (D, h1, h2), nmses in cells.items():
         for seed, v in enumerate(nmses):
             out.append(RunResult({"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": 16, "seed": seed},
-                                 {"best_nmse": v}))
+                                 run_record(v)))
     for (T, h), nmses in (head_count or {}).items():
         for seed, v in enumerate(nmses):
-            out.append(RunResult({"part": "head_count", "D": 4, "h": h, "T": T, "seed": seed}, {"best_nmse": v}))
+            out.append(RunResult({"part": "head_count", "D": 4, "h": h, "T": T, "seed": seed}, run_record(v)))
     return out
 
 
@@ -177,7 +177,7 @@ def test_the_long_schedule_part_is_tabulated_on_its_own_runs() -> None:
     """``part="long_schedule"``: the rows of ``ls_D_values`` from the long-schedule runs only; its ratios during
     training are read at quarters of ``ls_steps``."""
     results = [RunResult({**r.tags, "part": "long_schedule"},
-                         {**r.record, "history": {"step": [200, 400], "val_nmse": [1.0, v]}})
+                         run_record(r.best_nmse, history={"step": [200, 400], "val_nmse": [1.0, v]}))
                for r, v in zip(_results({(3, 3, 3): [1e-3], (3, 2, 3): [2e-2], (3, 3, 2): [3e-2]}),
                                          (1e-3, 2e-2, 3e-2))]
     results += _results({(3, 3, 3): [1.0], (3, 2, 3): [1.0], (3, 3, 2): [1.0], (2, 2, 2): [1.0]})
@@ -206,10 +206,10 @@ def test_missing_values_give_no_verdict() -> None:
 
 def test_sequence_length_table_and_its_criterion() -> None:
     nmse = {8: (1e-3, 2e-3, 3e-3), 16: (1e-3, 4e-3, 5e-3), 32: (2e-3, 4e-3, 8e-3)}
-    results = [RunResult({"part": "sequence_length", "D": 2, "h1": h1, "h2": h2, "T": T, "seed": 0}, {"best_nmse": v})
+    results = [RunResult({"part": "sequence_length", "D": 2, "h1": h1, "h2": h2, "T": T, "seed": 0}, run_record(v))
                for T, values in nmse.items() for (h1, h2), v in zip(head_configs(2), values)]
     results.append(RunResult({"part": "intrinsic_dimension", "D": 2, "h1": 2, "h2": 2, "T": 8, "seed": 0},
-                             {"best_nmse": 1.0}))
+                             run_record(1.0)))
     rows = sequence_length_table(results)
     assert [r["T"] for r in rows] == [8, 16, 32] and all(r["D"] == 2 and r["E"] == 32 for r in rows)
     assert [r["ratio"] for r in rows] == pytest.approx([2.0, 4.0, 2.0])  # the other part's runs are not read
@@ -233,7 +233,7 @@ def test_the_claims_are_the_verdicts_on_the_fixed_criteria() -> None:
     results = _results(cells)
     for part, T, ratio in (("sequence_length", 8, 2.0), ("sequence_length", 16, 4.0), ("long_schedule", 16, 5.0)):
         results += [RunResult({"part": part, "D": 2, "h1": h1, "h2": h2, "T": T, "seed": 0},
-                              {"best_nmse": 1e-3 * (1 if (h1, h2) == (2, 2) else ratio)}) for h1, h2 in head_configs(2)]
+                              run_record(1e-3 * (1 if (h1, h2) == (2, 2) else ratio))) for h1, h2 in head_configs(2)]
     claims = EXPERIMENT.claims(results, values, BOOK_STORE)
     assert claims == {"criterion_met_d2": True, "sequence_length_rises_8_16": True, "sequence_length_observed": True,
                       "long_schedule_criterion_met_d2": False}
@@ -245,7 +245,7 @@ def test_the_claims_are_the_verdicts_on_the_fixed_criteria() -> None:
 def test_ratios_during_training_use_the_best_nmse_up_to_each_step() -> None:
     curves = {(2, 2, 2): [0.5, 0.1, 0.01, 0.02], (2, 1, 2): [0.4, 0.2, 0.1, 0.05], (2, 2, 1): [0.6, 0.3, 0.08, None]}
     results = [RunResult({"part": "intrinsic_dimension", "D": D, "h1": h1, "h2": h2, "T": 16, "seed": 0},
-                         {"history": {"step": [25, 50, 75, 100], "val_nmse": v}}) for (D, h1, h2), v in curves.items()]
+                         run_record(history={"step": [25, 50, 75, 100], "val_nmse": v})) for (D, h1, h2), v in curves.items()]
     rows = ratios_during_training(results, {"D_values": [2], "steps": 100}, fractions=(0.1, 0.5, 1.0))
     assert [(r["D"], r["step"]) for r in rows] == [(2, 10), (2, 50), (2, 100)]
     assert rows[0]["ratio"] is None  # no validation yet

@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import pytest  # noqa: E402
 
-from conftest import ROOT, store_weights  # noqa: E402
+from conftest import ROOT, run_record, store_weights  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
 from transformer_theory.plotting.max_position import plot_probe_ratios, plot_retrieval  # noqa: E402
 from transformer_theory.chapters import experiment  # noqa: E402
@@ -66,7 +66,7 @@ def _results(nmse: dict) -> list[RunResult]:
     for run in EXPERIMENT.runs(SMALL):
         t = run.tags
         value = 0.5 if t["part"] == "probe" else nmse[(t["layers"], t["k"], t["T"])] * (1 + t["seed"])
-        out.append(RunResult(t, {"key": run.config.key, "best_nmse": value}))
+        out.append(RunResult(t, run_record(value, key=run.config.key, seed=run.config.seed)))
     return out
 
 

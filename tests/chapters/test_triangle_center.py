@@ -8,7 +8,9 @@ import matplotlib
 matplotlib.use("Agg")
 import pytest  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+from conftest import ROOT, run_record  # noqa: E402
 from transformer_theory.infoflow.reference import TRIANGLE_CENTER_NMSE  # noqa: E402
 from transformer_theory.models import Transformer  # noqa: E402
 from transformer_theory.pipeline.notebooks import notebook_parameters  # noqa: E402
@@ -94,8 +96,8 @@ def _results(nmse: dict[tuple, list], steps: int = DEFAULTS["steps"], half_gain:
         for seed, v in enumerate(values):
             history = {"step": [steps // 2, steps], "val_nmse": [None if v is None else v * half_gain, v]}
             out.append(RunResult({"h1": h1, "h2": h2, "E": E, "T": T, "steps": steps, "seed": seed},
-                                 {"best_nmse": v, "best_step": steps, "final_nmse": v, "config": {"steps": steps},
-                                  "history": history}))
+                                 run_record(v, best_step=steps, final_nmse=v, config={"steps": steps},
+                                            history=history)))
     return out
 
 
@@ -205,8 +207,8 @@ def _analysis(nmse: dict[int, float], reference: dict[int, float] | None = None,
     configs = ((2, 2, 24), (4, 4, 48))
     cells = {(*c, T): [nmse[T] * (1 if c[2] == 24 else 0.9)] for c in configs for T in seq_lens}
     results = _results(cells) + (_results({k: [reference[k[3]]] for k in cells}, steps=500) if reference else [])
-    for i, r in enumerate(results):
-        r.record.update(task={"key": str(i)}, wall_time_s=60.0)
+    results = [RunResult(r.tags, replace(r.record, task={**r.record.task, "key": str(i)}, wall_time_s=60.0))
+               for i, r in enumerate(results)]
     p = TriangleCenterParameters(**{**DEFAULTS, "seq_lens": list(seq_lens), "configs": [list(c) for c in configs],
                                     "reference_steps": [500] if reference else []})
     return analyse(results, p)

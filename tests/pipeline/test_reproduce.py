@@ -154,7 +154,7 @@ def test_the_training_chapters_runs_are_trained_first_on_dask(project: Path, cli
                   parameters = {{name: globals()[name] for name in {sorted(TINY)!r}}}
                   results = run_experiment("{TRAINING_CHAPTER}", parameters, store=context.store, n_workers=0)
                   record = context.record
-                  record("models_per_task", sorted({{r.record["task"]["models"] for r in results}}))
+                  record("models_per_task", sorted({{r.record.task["models"] for r in results}}))
                   """)
     smoke = project / "params" / "smoke.yaml"
     smoke.write_text(smoke.read_text() + yaml.safe_dump({TRAINING_CHAPTER: TINY}))

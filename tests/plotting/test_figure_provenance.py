@@ -8,6 +8,7 @@ import pytest  # noqa: E402
 from matplotlib.ticker import LogLocator  # noqa: E402
 from IPython.core.display import HTML  # noqa: E402
 
+from conftest import run_record  # noqa: E402
 from transformer_theory.chapters.experiment import RunResult  # noqa: E402
 from transformer_theory.plotting import provenance as module  # noqa: E402
 from transformer_theory.plotting.provenance import Provenance, show  # noqa: E402
@@ -28,7 +29,7 @@ def test_a_page_figure_names_the_seed_profile_and_commit(page: Provenance) -> No
 
 
 def test_a_figure_of_runs_lists_their_keys(page: Provenance) -> None:
-    runs = [RunResult({"seed": s}, {"key": k, "seed": s}) for k, s in (("aa", 1), ("bb", 0), ("aa", 1))]
+    runs = [RunResult({"seed": s}, run_record(key=k, seed=s)) for k, s in (("aa", 1), ("bb", 0), ("aa", 1))]
     made = page.of_runs(runs)
     assert made.runs == ("aa", "bb") and made.seeds == (0, 1)
     assert made.line().startswith("From 2 stored training runs (seeds 0, 1), smoke profile")

@@ -41,9 +41,9 @@ def test_local_cluster_equals_serial_and_cleans_up(tmp_path: Path) -> None:
                              options=TrainOptions(progress=False))
     assert descendants() <= before, "worker processes left over after the client closed"
     for a, b in zip(serial, distributed):
-        assert a["history"] == b["history"] and a["best_nmse"] == b["best_nmse"]
-        assert a["task"]["key"] == b["task"]["key"] and b["execution"]["threads"] == 1
-    assert len({r["task"]["key"] for r in distributed}) == 2  # two tasks of two models each, one per worker
+        assert a.history == b.history and a.best_nmse == b.best_nmse
+        assert a.task["key"] == b.task["key"] and b.provenance["execution"]["threads"] == 1
+    assert len({r.task["key"] for r in distributed}) == 2  # two tasks of two models each, one per worker
     assert all(RunStore(tmp_path / "dask").weights(run) is not None for run in RUNS)
 
 

@@ -56,8 +56,8 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path) -> None:
 
     uninterrupted = train_runs(RUNS, RunStore(tmp_path / "uninterrupted"), n_workers=0, options=TrainOptions(**QUIET))
     for a, b in zip(records, uninterrupted):
-        assert a["history"] == b["history"] and a["best_nmse"] == b["best_nmse"]
-        assert b["task"]["resumed_at_steps"] == []
+        assert a["history"] == b.history.to_dict() and a["best_nmse"] == b.best_nmse
+        assert b.task["resumed_at_steps"] == []
     weights = [RunStore(store).weights(run) for run in RUNS], [RunStore(tmp_path / "uninterrupted").weights(run)
                                                                 for run in RUNS]
     assert all(torch.equal(x[k], y[k]) for x, y in zip(*weights) for k in x)

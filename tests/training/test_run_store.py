@@ -12,7 +12,7 @@ import torch
 
 from tiny_runs import QUIET, tiny_run, restore_threads  # noqa: F401 (autouse fixture)
 from transformer_theory.models import Transformer
-from transformer_theory.training import ENGINE_VERSION, RunStore, TrainOptions, default_store, train_runs
+from transformer_theory.training import ENGINE_VERSION, RunRecord, RunStore, TrainOptions, default_store, train_runs
 from transformer_theory.training import distributed as distributed_module
 from transformer_theory.training.checkpoint import load_checkpoint, save_checkpoint
 from transformer_theory.training.store import trained_model
@@ -36,7 +36,7 @@ def counted(monkeypatch) -> list:
     return trained
 
 
-def serial(store: RunStore) -> list[dict]:
+def serial(store: RunStore) -> list[RunRecord]:
     return train_runs(RUNS, store, n_workers=0, options=OPTIONS)
 
 
@@ -44,7 +44,9 @@ def test_matching_records_are_reused(tmp_path: Path, counted: list) -> None:
     store = RunStore(tmp_path)
     first = serial(store)
     assert len(counted) == 1 and {p.name for p in tmp_path.glob("*.json")} == {f"{r.key}.json" for r in RUNS}
-    assert all(r["engine_version"] == ENGINE_VERSION and r["git"]["commit"] and r["versions"]["torch"] for r in first)
+    assert all(isinstance(r, RunRecord) for r in first)
+    assert all(r.provenance["engine_version"] == ENGINE_VERSION and r.provenance["git"]["commit"]
+               and r.provenance["versions"]["torch"] for r in first)
     assert store.weights(RUNS[0]) is not None and not list((tmp_path / "checkpoints").glob("*"))
     assert serial(store) == first and len(counted) == 1
 
@@ -80,7 +82,7 @@ def test_damaged_records_are_recomputed(tmp_path: Path, counted: list, damage: s
     assert again[1] == first[1]
     # retrained in a task of its own: the same run up to float rounding (batching changes the rounding)
     for name in ("train_loss", "val_nmse"):
-        np.testing.assert_allclose(again[0]["history"][name], first[0]["history"][name], rtol=1e-5)
+        np.testing.assert_allclose(getattr(again[0].history, name), getattr(first[0].history, name), rtol=1e-5)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "emptied", "flipped byte"])
@@ -145,7 +147,7 @@ def test_default_store_reads_the_committed_runs_first(tiny_project: Path) -> Non
     records = train_runs(RUNS[:1], RunStore(committed), n_workers=0, options=OPTIONS)
     store = default_store("book")
     assert store.root == tiny_project / "build" / "runs" / "book"
-    assert store.get(RUNS[0]) == records[0] and store.get(RUNS[1]) is None
+    assert store.get(RUNS[0]) == records[0].to_dict() and store.get(RUNS[1]) is None
     fresh = default_store("book", tiny_project / "fresh")  # a reproduction's store replaces both folders
     assert (fresh.root, fresh.read_also) == (tiny_project / "fresh", []) and fresh.get(RUNS[0]) is None
 
@@ -165,5 +167,5 @@ def test_a_run_trained_in_this_process_is_written_once(tmp_path: Path, monkeypat
     assert sorted(writes) == sorted(r.key for r in RUNS)  # once each, by train_task
     writes.clear()
     job = distributed_module.TrainingJob(plan_tasks(RUNS)[0], str(tmp_path / "elsewhere"), OPTIONS)
-    distributed_module.TaskStore(RunStore(tmp_path / "elsewhere")).keep(job, [(r, None) for r in records])
+    distributed_module.TaskStore(RunStore(tmp_path / "elsewhere")).keep(job, [(r.to_dict(), None) for r in records])
     assert sorted(writes) == sorted(r.key for r in RUNS)  # absent there: written

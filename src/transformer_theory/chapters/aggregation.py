@@ -273,7 +273,7 @@ def attention_summary(results: Results, parameters: dict[str, Any] | None, store
     if not trained:
         raise ValueError("results hold no attention run with a finite NMSE")
     best = min(trained, key=lambda r: r.best_nmse)
-    model = trained_model(configs[best.record["key"]], store)
+    model = trained_model(configs[best.record.key], store)
     tree = targets.specific_positions(tuple(p["positions"]), d=2)
     X = tree.sample_inputs(n_samples, p["seq_len"], np.random.default_rng(seed))
     w = cls_attention(model, X)[:, 0, :]  # (n, T + 1): one head

@@ -107,7 +107,7 @@ def doubling_check(results: Results, by: Sequence[str]) -> DoublingCheck:
             raise ValueError(f"doubling check: the doubled cell {dict(zip(names, key))} has no run at the chapter's "
                              f"budget")
         base = once[key]
-        cells.append(DoubledCell({k: r.tags[k] for k in names}, base.record["config"]["steps"], base.best_nmse,
+        cells.append(DoubledCell({k: r.tags[k] for k in names}, base.record.steps, base.best_nmse,
                                  r.best_nmse))
     return DoublingCheck(tuple(cells))
 

@@ -143,9 +143,9 @@ def nmse_table(results: Results, parameters: dict[str, Any] | None = None) -> li
     results = split_doubled(results)[0]  # the doubling check's runs are compared apart
     train_loss: dict[tuple, float | None] = {}
     for r in results:
-        history, best_step = r.record["history"], r.record["best_step"]
-        at = history["step"].index(best_step) if best_step is not None else None
-        train_loss[(_configuration(r.tags), r.tags["seed"])] = None if at is None else history["train_loss"][at]
+        history, best_step = r.record.history, r.record.best_step
+        at = history.step.index(best_step) if best_step is not None else None
+        train_loss[(_configuration(r.tags), r.tags["seed"])] = None if at is None else history.train_loss[at]
     rows = best_over_seeds(results)
     for row in rows:
         model = infoflow_model(p, row["heads"], p["embed_dim"], p["head_dim"], row["ffn_width"])

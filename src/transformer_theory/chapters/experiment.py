@@ -20,6 +20,7 @@ from transformer_theory.checks import positive_int, seed_value, unknown_name
 from transformer_theory.infoflow.efficiency import observed_efficient
 from transformer_theory.models.config import TransformerConfig
 from transformer_theory.training.config import RunConfig
+from transformer_theory.training.record import RunRecord
 from transformer_theory.training.store import RunStore
 
 #: Training settings shared by the experiments (InfoFlow §4 with the sizes measured on CPU).
@@ -56,15 +57,16 @@ class ExperimentRun:
 @dataclass(frozen=True)
 class RunResult:
     """One run of an experiment as :func:`~transformer_theory.chapters.registry.run_experiment` returns it: the
-    ``tags`` a chapter tabulates it by and its stored ``record`` (configuration, history, ``best_nmse``, ...)."""
+    ``tags`` a chapter tabulates it by and its ``record``, a :class:`~transformer_theory.training.record.RunRecord`
+    (configuration, history, ``best_nmse``, ...)."""
 
     tags: dict[str, Any]
-    record: dict[str, Any]
+    record: RunRecord
 
     @property
     def best_nmse(self) -> float | None:
         """The run's best validation NMSE (``None``: it diverged)."""
-        return self.record["best_nmse"]
+        return self.record.best_nmse
 
 
 #: A chapter's results: one :class:`RunResult` per run, in the order of its run list.
@@ -251,16 +253,16 @@ def validation_curve(result: RunResult, group: str) -> dict[str, Any]:
     Returns:
         ``label`` (the seed), ``group``, ``steps`` and ``nmse`` (the validation NMSE at each step).
     """
-    history = result.record["history"]
-    return {"label": f"seed {result.tags['seed']}", "group": group, "steps": history["step"],
-            "nmse": history["val_nmse"]}
+    history = result.record.history
+    return {"label": f"seed {result.tags['seed']}", "group": group, "steps": list(history.step),
+            "nmse": list(history.val_nmse)}
 
 
-def curve_summary(record: Mapping[str, Any]) -> dict[str, Any]:
+def curve_summary(record: RunRecord) -> dict[str, Any]:
     """What a learning curve says about the training.
 
     Args:
-        record: A run's stored record.
+        record: A run's record.
 
     Returns:
         ``best_nmse`` and ``best_step``, ``steps`` (the schedule's length), ``final_nmse``, ``late_gain``, the best
@@ -269,15 +271,15 @@ def curve_summary(record: Mapping[str, Any]) -> dict[str, Any]:
         ended; under a cosine schedule that decays to zero the last quarter takes small steps, so ``half_gain``
         is the stronger signal). A gain is ``None`` when no finite NMSE was recorded by then, or without a best NMSE.
     """
-    steps, nmse = record["history"]["step"], record["history"]["val_nmse"]
-    total = record["config"]["steps"]
-    best = record["best_nmse"]
+    steps, nmse = record.history.step, record.history.val_nmse
+    total = record.steps
+    best = record.best_nmse
 
     def gain(fraction: float) -> float | None:
         early = [v for s, v in zip(steps, nmse) if v is not None and s <= fraction * total]
         return min(early) / best if early and best else None
 
-    return {"best_nmse": best, "best_step": record["best_step"], "steps": total, "final_nmse": record["final_nmse"],
+    return {"best_nmse": best, "best_step": record.best_step, "steps": total, "final_nmse": record.final_nmse,
             "late_gain": gain(0.75), "half_gain": gain(0.5)}
 
 
@@ -344,7 +346,7 @@ def efficiency_reason(rows: Sequence[Mapping[str, Any]], by: Sequence[str]) -> s
 def training_seconds(results: Results) -> float:
     """Training wall time of ``results``: the sum over the distinct tasks they were trained in (the runs of one
     task share its time), each counted once."""
-    tasks = {r.record["task"]["key"]: r.record["wall_time_s"] for r in results}
+    tasks = {r.record.task["key"]: r.record.wall_time_s for r in results}
     return float(sum(tasks.values()))
 
 

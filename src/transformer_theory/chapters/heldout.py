@@ -379,15 +379,15 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Results
         raise ValueError(f"diagnose: no runs of {name!r}")
     per_T: dict[int, dict[str, Any]] = {}
     for T in sorted({t["T"] for t, _ in own_runs if t["E"] == E}):
-        own = [r for t, r in own_runs if t["E"] == E and t["T"] == T and r["best_nmse"] is not None]
-        best = min(own, key=lambda r: r["best_nmse"]) if own else None
-        values = [r["best_nmse"] for r in own]
-        per_T[T] = {"nmse": best["best_nmse"] if best else None, "half_gain": curve_summary(best)["half_gain"]
+        own = [r for t, r in own_runs if t["E"] == E and t["T"] == T and r.best_nmse is not None]
+        best = min(own, key=lambda r: r.best_nmse) if own else None
+        values = [r.best_nmse for r in own]
+        per_T[T] = {"nmse": best.best_nmse if best else None, "half_gain": curve_summary(best)["half_gain"]
                     if best else None, "seed_spread": max(values) / min(values) if values else None}
     T_max = max(per_T)
     exponent = next(p["exponent"] for p in config["predictions"] if p["E"] == E and p["T"] == T_max)
     log10_cost = exponent * 0.5 * -math.log10(criterion["nmse_threshold"])
-    model = RunConfig.from_dict(next(r for t, r in own_runs if t["E"] == E and t["T"] == T_max)["config"]).model
+    model = RunConfig.from_dict(next(r for t, r in own_runs if t["E"] == E and t["T"] == T_max).config).model
     log10_params = math.log10(sum(p.numel() for p in Transformer(model).parameters()))
     still_improving = any((v["half_gain"] or 1.0) >= STILL_LEARNING for v in per_T.values())
     spread = max((v["seed_spread"] or 1.0) for v in per_T.values())
@@ -413,7 +413,7 @@ def diagnose(config: Mapping[str, Any], row: Mapping[str, Any], results: Results
 
 def task_wall_times(results: Results) -> dict[str, float]:
     """Training wall time of every task (the runs trained together), by task key, in seconds."""
-    return {r.record["task"]["key"]: r.record["wall_time_s"] for r in results}
+    return {r.record.task["key"]: r.record.wall_time_s for r in results}
 
 
 def joint_observed(results: Results, configs: Sequence[Mapping[str, Any]], criterion: Mapping[str, Any],

@@ -145,7 +145,8 @@ def _suite(configs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[st
 def _provenance(doc: dict[str, Any], results: Results) -> dict[str, Any]:
     """The committed predictions' provenance: the library applies them, and their commit precedes the runs'."""
     added = commit_that_added(str(PREDICTIONS_FILE))
-    order = [is_ancestor(added, c) for c in sorted({r.record["git"]["commit"] for r in results})] if added else [None]
+    commits = sorted({r.record.provenance["git"]["commit"] for r in results})
+    order = [is_ancestor(added, c) for c in commits] if added else [None]
     return {"criterion_as_committed": doc["criterion"] == json.loads(json.dumps(CRITERION)),
             "predictions_as_committed": doc["configurations"] == json.loads(json.dumps(
                 predictions(doc["eps"], doc["gamma"]))),
@@ -209,8 +210,9 @@ def analyse(results: Results, p: HeldOutParameters, store: RunStore | None = Non
     suspects: dict[str, int] = {}
     for d in diagnosis:
         suspects[d["suspect"].split(":")[0]] = suspects.get(d["suspect"].split(":")[0], 0) + 1
-    curves = {n: [(f"E={r.tags['E']}, T={r.tags['T']}, seed {r.tags['seed']}", r.record["history"]["step"],
-                   r.record["history"]["val_nmse"]) for r in sorted((r for r in main if r.tags["name"] == n), key=_run_order)]
+    curves = {n: [(f"E={r.tags['E']}, T={r.tags['T']}, seed {r.tags['seed']}", list(r.record.history.step),
+                   list(r.record.history.val_nmse))
+                  for r in sorted((r for r in main if r.tags["name"] == n), key=_run_order)]
               for n in summary["disagreements"]}
     judged = p.steps == SCOREBOARD_STEPS and not p.configurations
     follow = followup_table(results, doc["configurations"], criterion)

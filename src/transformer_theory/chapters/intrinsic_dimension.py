@@ -25,7 +25,7 @@ are :func:`nmse_table`, :func:`sequence_length_table` and :func:`head_count_tabl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -381,9 +381,9 @@ def ratios_during_training(results: Results, parameters: IntrinsicDimensionParam
         until = fraction * steps
         cut = []
         for r in _part(results, part):
-            h = r.record["history"]
-            seen = [v for step, v in zip(h["step"], h["val_nmse"]) if step <= until and v is not None]
-            cut.append(RunResult(r.tags, {**r.record, "best_nmse": min(seen) if seen else None}))
+            h = r.record.history
+            seen = [v for step, v in zip(h.step, h.val_nmse) if step <= until and v is not None]
+            cut.append(RunResult(r.tags, replace(r.record, best_nmse=min(seen) if seen else None)))
         out += [{"D": s["D"], "fraction": fraction, "step": int(until), "ratio": s["ratio"]}
                 for s in separation_ratios(nmse_table(cut, parameters, part))]
     return out

@@ -181,11 +181,11 @@ def _curves(results: Results, part: str) -> dict[int, list[dict[str, Any]]]:
     :func:`~transformer_theory.plotting.intrinsic_dimension.plot_validation_curves`."""
     out: dict[int, list[dict[str, Any]]] = {}
     for r in results:
-        t, history = r.tags, r.record["history"]
+        t, history = r.tags, r.record.history
         if t["part"] == part:
             out.setdefault(t["D"], []).append({"label": f"({t['h1']}, {t['h2']}) seed {t['seed']}",
-                                               "group": f"({t['h1']}, {t['h2']})", "steps": history["step"],
-                                               "nmse": history["val_nmse"]})
+                                               "group": f"({t['h1']}, {t['h2']})", "steps": list(history.step),
+                                               "nmse": list(history.val_nmse)})
     return dict(sorted(out.items()))
 
 
@@ -203,7 +203,7 @@ def analyse(results: Results, p: IntrinsicDimensionParameters, store: RunStore) 
                for r in length for c in r["nmse"]]
     tasks: dict[str, dict[str, float]] = {}
     for r in results:
-        tasks.setdefault(r.tags["part"], {})[r.record["task"]["key"]] = r.record["wall_time_s"] / 60
+        tasks.setdefault(r.tags["part"], {})[r.record.task["key"]] = r.record.wall_time_s / 60
     analysis = IntrinsicDimensionAnalysis(
         params=p, n_runs=len(results), training_seconds=training_seconds(results), predictions=prediction_table(p),
         table=table, ratios=ratios, during=ratios_during_training(results, p),
@@ -220,7 +220,7 @@ def analyse(results: Results, p: IntrinsicDimensionParameters, store: RunStore) 
                    if (t := r.tags)["part"] != "head_count"
                    and (g := curve_summary(r.record)["half_gain"]) is not None},
         task_minutes={part: max(times.values()) for part, times in tasks.items()},
-        best_late=all(r.record["best_step"] >= 0.9 * r.record["config"]["steps"] for r in results
+        best_late=all(r.record.best_step >= 0.9 * r.record.steps for r in results
                       if r.tags["part"] == "intrinsic_dimension"),
         claims=claim_verdicts(ratios, rising, long_ratios), reading={})
     return replace(analysis, reading=_reading(analysis))

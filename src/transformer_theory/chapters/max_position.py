@@ -261,7 +261,7 @@ def probe_table(results: Results, parameters: dict[str, Any] | None, store: RunS
     for r in results:
         if r.tags["part"] != "probe":
             continue
-        run = probes[r.record["key"]]
+        run = probes[r.record.key]
         for row in probe_ratios(trained_model(run, store), init_model(run.model, run.seed).eval(), X):
             rows.append({"heads": list(r.tags["heads"]), "seed": r.tags["seed"], "nmse": r.best_nmse, **row})
     if not rows:

@@ -8,9 +8,9 @@ instead of ``plt.show()``; a figure of training runs passes them (:meth:`Provena
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 import matplotlib.pyplot as plt
 
@@ -21,11 +21,23 @@ from transformer_theory.storage.provenance import git_commit
 SHORT_COMMIT = 10
 
 
+class StoredRecord(Protocol):
+    """A stored training run's record (a :class:`~transformer_theory.training.record.RunRecord`, which this package
+    does not import): its ``key`` and ``seed``."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def seed(self) -> int: ...
+
+
 class StoredRun(Protocol):
     """A stored training run, as :func:`~transformer_theory.chapters.registry.run_experiment` returns it: its
     ``record`` holds its ``key`` and ``seed``."""
 
-    record: Mapping[str, Any]
+    @property
+    def record(self) -> StoredRecord: ...
 
 
 @dataclass(frozen=True)
@@ -69,7 +81,7 @@ class Provenance:
         records = [r.record for r in runs]
         if not records:
             raise ValueError("a figure of training runs needs at least one run")
-        return self.with_runs([r["key"] for r in records], [r["seed"] for r in records])
+        return self.with_runs([r.key for r in records], [r.seed for r in records])
 
     def with_runs(self, keys: Iterable[str], seeds: Iterable[int]) -> Provenance:
         """This page's provenance for a figure of the stored runs ``keys``, trained from ``seeds``."""

@@ -5,6 +5,8 @@ registered targets). The book's chapters that train, which use the engine, are :
 * :class:`~.context.Context` -- what a chapter runs in: profile, run store, recorder of its key numbers.
 * :class:`RunConfig` -- one run (model, target, sizes, optimiser, seed); its ``key`` names it in a store.
 * :func:`register_targets` -- the targets runs can name (:mod:`.registry`; the chapters register theirs).
+* :class:`RunRecord` -- a finished run's record (its :class:`History`, the validation curve), typed (:mod:`.record`);
+  the run store keeps it as JSON.
 * :func:`train_runs` -- the records of a list of runs: reused from a :class:`RunStore`, otherwise trained
   as batched tasks, jobs of ``run_jobs``, in this process or on a Dask cluster (:mod:`.distributed`).
 * :func:`~transformer_theory.training.jobs.run_jobs` -- the one executor of independent jobs (:mod:`.jobs`): the
@@ -24,6 +26,7 @@ _NAMES = {
     "Context": "transformer_theory.training.context", "train_runs": "transformer_theory.training.distributed",
     "Ensemble": "transformer_theory.training.ensemble", "init_model": "transformer_theory.training.ensemble",
     "initial_model": "transformer_theory.training.ensemble",
+    "History": "transformer_theory.training.record", "RunRecord": "transformer_theory.training.record",
     "register_targets": "transformer_theory.training.registry", "RunStore": "transformer_theory.training.store",
     "default_store": "transformer_theory.training.store", "Task": "transformer_theory.training.tasks",
     "TrainOptions": "transformer_theory.training.tasks", "plan_tasks": "transformer_theory.training.tasks",

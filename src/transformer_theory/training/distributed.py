@@ -31,6 +31,7 @@ from tqdm import tqdm
 from transformer_theory.checks import non_negative_int
 from transformer_theory.training.config import RunConfig
 from transformer_theory.training.jobs import current_worker, run_jobs
+from transformer_theory.training.record import RunRecord
 from transformer_theory.training.registry import TargetFunction, register_targets, target_function
 from transformer_theory.training.store import RunStore
 from transformer_theory.training.tasks import Task, TrainOptions, plan_tasks
@@ -169,9 +170,10 @@ def progress_bar(client: Any, jobs: Sequence[TrainingJob],
 
 def train_runs(runs: Sequence[RunConfig], store: RunStore, *, scheduler: str | None = None,
                n_workers: int | None = None, models_per_task: int | None = None,
-               options: TrainOptions = TrainOptions(), with_weights: Collection[str] = ()) -> list[dict[str, Any]]:
-    """The records of ``runs`` (in order): reused from ``store`` where valid, else trained and stored. A run
-    whose key is in ``with_weights`` is trained again unless its weights are kept too (and readable).
+               options: TrainOptions = TrainOptions(), with_weights: Collection[str] = ()) -> list[RunRecord]:
+    """The records of ``runs`` (in order, each a :class:`~transformer_theory.training.record.RunRecord`): reused from
+    ``store`` where valid, else trained and stored. A run whose key is in ``with_weights`` is trained again unless its
+    weights are kept too (and readable).
 
     ``scheduler``: address of a running Dask scheduler. Otherwise ``n_workers`` single-threaded
     workers of a local cluster (default: one per core, at most one per task); ``n_workers=0`` trains in this
@@ -188,4 +190,4 @@ def train_runs(runs: Sequence[RunConfig], store: RunStore, *, scheduler: str | N
                        progress=partial(progress_bar, enabled=options.progress))
     for job, task_records in zip(jobs, trained):
         records.update(zip(job.task.keys, task_records))
-    return [records[run.key] for run in runs]
+    return [RunRecord.from_dict(records[run.key]) for run in runs]
