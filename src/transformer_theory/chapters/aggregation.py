@@ -64,7 +64,7 @@ class AggregationParameters(TrainingParameters):
     target_seed: int = param(0, "seed of the targets' random parameters")
     ffn_width: int = setting("ffn_width", doc="hidden width of each FFN of the attention part")
     double_seeds: Sequence[int] = param((), "cost-law seeds whose runs with T0 d > E (the coupled ones) are trained "
-                                            "again at twice the steps (the doubling check; empty: none)")
+                                            "again at twice the steps for the doubling check (empty: none)")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -61,7 +61,7 @@ class DepthSeparationParameters(TrainingParameters):
     width_seq_len: int = param(16, "sequence length T of the width sweep (at least 2)")
     width_one_layer_heads: Sequence[int] = param((4,), "head counts of the one-layer models in the width sweep")
     double_seeds: Sequence[int] = param((), "seeds whose runs at FFN width ffn_width are trained again at twice the "
-                                            "steps (the doubling check; empty: none)")
+                                            "steps for the doubling check (empty: none)")
 
     def __post_init__(self) -> None:
         super().__post_init__()

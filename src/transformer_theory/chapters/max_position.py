@@ -67,7 +67,7 @@ class MaxPositionParameters(TrainingParameters):
     probe_seeds: Sequence[int] = param((0,), "seeds of each probe model")
     ffn_width: int = setting("ffn_width")
     double_seeds: Sequence[int] = param((), "seeds whose one-layer k >= 2 runs are trained again at twice the steps "
-                                            "(the doubling check; empty: none)")
+                                            "for the doubling check (empty: none)")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -97,8 +97,8 @@ class TriangleCenterParameters(TrainingParameters):
     reference_train_size: int = param(20_000, "training samples of each budget-check run")
     ffn_width: int = setting("ffn_width")
     double_seeds: Sequence[int] = param((), "seeds whose runs of the paper's configuration (h1, h2, E) = (2, 2, 24) "
-                                            "longer than the shortest T are trained again at twice the steps (the "
-                                            "doubling check; empty: none)")
+                                            "longer than the shortest T are trained again at twice the steps for the "
+                                            "doubling check (empty: none)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
