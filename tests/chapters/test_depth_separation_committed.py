@@ -78,3 +78,16 @@ def test_the_chapters_claims_are_typed_and_agree_with_its_checks() -> None:
     assert claims[0].ours == "one-layer / two-layer NMSE 54.2 / 46.5 / 25.2 at T = 8 / 16 / 32" == claims[1].ours
     assert "at least 5x at every T" in claims[0].reason and "the calibration changed no verdict" in claims[0].reason
     assert claims[1].reason.startswith("the gap shrinks as T grows") and "half_gain 1.76 / 1.95 / 2.03" in claims[1].reason
+
+
+def test_the_doubling_check_settles_the_one_layer_runs_not_the_two_layer_ones() -> None:
+    """Issue 34: the runs at FFN width 64 of seed 0 at twice the steps. The one-layer cells change by less than 1.3x
+    (they had settled: the depth gap is not a one-layer budget effect); the two-layer cells fall 3.2-4.6x (still
+    learning), so both claims' reasons say their verdicts are on this budget."""
+    check = VALUES["doubling_check"]
+    assert PARAMETERS["double_seeds"] == [0] and len(check["cells"]) == 12 and check["stands"] is False
+    one = [c["change"] for c in check["cells"] if c["tags"]["layers"] == 1]
+    two = [c["change"] for c in check["cells"] if c["tags"]["layers"] == 2]
+    assert len(one) == 9 and max(one) < 1.3 and len(two) == 3 and 3.1 < min(two) and max(two) < 4.7
+    for claim in map(Claim.from_dict, VALUES["verdicts"]):
+        assert "doubling the budget changed 3 of 12 of its cells" in claim.reason, claim.reason

@@ -76,3 +76,12 @@ def test_the_claim_is_typed_and_agrees_with_the_flags() -> None:
     assert flags["observed"] == VALUES["criteria"]["observed"]
     assert flags["equal_budget_prediction"] == VALUES["equal_budget_prediction"]["observed"]
     assert flags["settled_longer_t"] == all(r["settled"] for r in VALUES["budget_check"] if r["T"] > 8)
+
+
+def test_the_doubling_check_of_the_papers_configuration() -> None:
+    """Issue 34: the paper's configuration (2, 2, 24) at T = 16, 32, 64 (seed 0) at twice the steps changes by less
+    than 1.01x: the cells the claim rests on had settled, now by a doubled budget, not only by a smaller one."""
+    check = VALUES["doubling_check"]
+    assert PARAMETERS["double_seeds"] == [0] and [c["tags"]["T"] for c in check["cells"]] == [16, 32, 64]
+    assert check["stands"] is True and check["max_change"] < 1.01
+    assert "the verdict stands" in Claim.from_dict(VALUES["verdicts"][0]).reason
