@@ -26,7 +26,7 @@ def test_the_calculator_predicts_two_layers_efficient_and_one_layer_not() -> Non
 
 
 def test_every_run_is_there_with_a_finite_nmse() -> None:
-    assert VALUES["n_runs"] == len(EXPERIMENT.runs(PARAMETERS)) == 36
+    assert VALUES["n_runs"] == len(EXPERIMENT.runs(PARAMETERS)) == 36 + 12  # and the doubling check's
     assert all(r["nmse"] is not None for r in VALUES["nmse_table"])
 
 
