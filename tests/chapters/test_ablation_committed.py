@@ -82,14 +82,32 @@ def test_the_oracle_control_at_D_3_represents_the_mechanism() -> None:
     assert [(r["D"], r["steps"], r["seeds"]) for r in oracle] == [(3, 32000, [0])]
     assert oracle[0]["nmse_full"] < 3e-5 and oracle[0]["ratio"] > 100 and oracle[0]["meets_bar"] is True
     assert oracle[0]["half_gain"] > 1.5  # still learning when the schedule ended
-    assert VALUES["analysis"]["control"]["oracle_meets_bar"] is True and VALUES["analysis"]["control"]["held"] is None
+    assert VALUES["analysis"]["control"]["oracle_meets_bar"] is True
+
+
+def test_the_controls_at_D_3_and_their_prediction() -> None:
+    """Issue 33's controls at D = 3, T = 8, 32 000 steps, seed 0 (CONTROL_PREDICTION committed before their runs): a
+    plain random start and the paper's optimiser stay near ratio 1.9; the gated FFN lowers (D, D) 6x but misses the
+    ratio bar (8.7); the term curriculum (gated FFN) meets the bar (1.5e-5, ratio 336). Every statement holds; every
+    control was still learning."""
+    rows = {r["arm"]: r for r in VALUES["ablation_table"] if r["D"] == 3}
+    assert set(rows) == {"random start", "oracle attention", "gated FFN", "paper optimiser", "term curriculum"}
+    assert all(r["steps"] == 32000 and r["seeds"] == [0] and r["half_gain"] > 1.5 for r in rows.values())
+    assert 1.8 < rows["random start"]["ratio"] < 1.95 and 2.0e-3 < rows["random start"]["nmse_full"] < 2.2e-3
+    assert 1.8 < rows["paper optimiser"]["ratio"] < 1.95 and rows["paper optimiser"]["helps"] is False
+    assert 3.2e-4 < rows["gated FFN"]["nmse_full"] < 3.4e-4 and 8.5 < rows["gated FFN"]["ratio"] < 8.8
+    assert rows["gated FFN"]["meets_bar"] is False and rows["term curriculum"]["meets_bar"] is True
+    assert rows["term curriculum"]["versus"] == "gated FFN" and rows["term curriculum"]["helps"] is True
+    assert VALUES["analysis"]["control"] == {"oracle_meets_bar": True, "random_start_misses_ratio": True,
+                                             "gated_lowers_full": True, "curriculum_helps_at_3": True,
+                                             "paper_optimiser_does_not_help": True, "held": True}
 
 
 def test_the_term_curriculum_finds_the_mechanism_at_D_3_from_a_random_start() -> None:
     """The term curriculum with the gated FFN (a labelled departure), from a random start (D = 3, T = 8, 32 000 steps,
-    seed 0): the (D, D) model meets the control bar; its reference (the gated FFN from a random start on the full
-    target) is not trained yet, so it is not judged against it."""
+    seed 0): the (D, D) model meets the control bar and helps against its reference (the gated FFN from a random start
+    on the full target) by a gain of about 39."""
     rows = [r for r in VALUES["ablation_table"] if r["arm"] == "term curriculum"]
     assert [(r["D"], r["steps"], r["seeds"]) for r in rows] == [(3, 32000, [0])]
     assert rows[0]["nmse_full"] < 2e-5 and rows[0]["ratio"] > 100 and rows[0]["meets_bar"] is True
-    assert rows[0]["gain"] is None and rows[0]["helps"] is None  # its reference is not in the profile
+    assert 38 < rows[0]["gain"] < 40 and rows[0]["helps"] is True
