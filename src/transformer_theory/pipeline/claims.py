@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from transformer_theory.chapters.verdicts import ORIGINS, VERDICTS, Claim
-from transformer_theory.infoflow.efficiency import EFFICIENCY
+from transformer_theory.infoflow.efficiency import EFFICIENCY, SIBLING_GAP
 from transformer_theory.pipeline.notebooks import list_notebooks
 from transformer_theory.storage.paths import project_root
 from transformer_theory.storage.results import write_text_atomic
@@ -88,7 +88,11 @@ def claims_page(root: Path | None = None) -> str:
         f"validation NMSE at the largest trained T is at most {EFFICIENCY['nmse_threshold']:g} and at most "
         f"{EFFICIENCY['max_growth']:g} times its best validation NMSE at the smallest T "
         "(`transformer_theory.infoflow.efficiency.EFFICIENCY`): a low error that does not grow with T, the trace of "
-        "an exponent that does not grow with T. Chapters 07, 08, 10 and 12 judge by it, at the budget their runs were "
+        f"an exponent that does not grow with T; and, calibrated on P1's known answers (its h = 3 plateaus low), "
+        f"within {SIBLING_GAP:g} times of the best configuration trained on the same target at the same budget at the "
+        "largest T: inefficiency shows as a plateau above an efficient sibling. Each chapter lists the verdicts the "
+        "calibration changed (chapter 12's were re-judged after its runs were read). Chapters 07, 08, 10 and 12 "
+        "judge by it, at the budget their runs were "
         "trained with; chapters whose own criterion was committed before their runs show both. The budget matters: "
         "the threshold was set from runs of 8 000 to 16 000 steps on the calibration targets (chapter 12), so an "
         "\"observed inefficient\" at a smaller budget, or on runs still learning (their best NMSE fell 1.5 times or more "
