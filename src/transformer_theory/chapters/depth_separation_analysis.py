@@ -24,8 +24,8 @@ from transformer_theory.infoflow.efficiency import EFFICIENCY, SIBLING_GAP
 from transformer_theory.infoflow.propagation import Propagation, propagate
 from transformer_theory.training.store import RunStore
 
-__all__ = ["BY", "FLOW_T", "STALL", "DepthSeparationAnalysis", "analyse", "information_flows", "reading_paragraphs",
-           "verdicts"]
+__all__ = ["BY", "FLOW_T", "STALL", "DepthSeparationAnalysis", "analyse", "doubled_ratios", "information_flows",
+           "reading_paragraphs", "verdicts"]
 
 #: The sequence length of the chapter's information-flow diagram (chapter 06's calculator on one input).
 FLOW_T = 8
@@ -90,7 +90,8 @@ class DepthSeparationAnalysis:
                 "one_layer_fit_gap": r["fit_gap"], "width_spread": r["width_spread"],
                 "one_layer_spread_over_T": r["one_layer_spread"], "claims": self.claims,
                 "verdicts": [c.to_dict() for c in verdicts(self)], "analysis": {"reading": r},
-                "doubling_check": self.doubling.to_dict()}
+                "doubling_check": self.doubling.to_dict(),
+                "doubled_separations": dict(zip(("steps", "twice"), doubled_ratios(self.doubling)))}
 
 
 def _reading(p: DepthSeparationParameters, table: list[dict[str, Any]], separations: list[dict[str, Any]],
@@ -246,8 +247,32 @@ def _budget_paragraph(a: DepthSeparationAnalysis) -> str:
         if r["ratios_narrow"] and two[-1] == max(two):
             text += " The two-layer gain is largest at the largest $T$, so part of the narrowing gap may be the budget."
     seeds = " and ".join(map(str, a.params.double_seeds))
-    return text + "\n\n" + doubling_paragraph(a.doubling, f"the runs at FFN width {a.params.ffn_width} of seed"
-                                                           f"{'s' * (len(a.params.double_seeds) > 1)} {seeds}")
+    text += "\n\n" + doubling_paragraph(a.doubling, f"the runs at FFN width {a.params.ffn_width} of seed"
+                                                     f"{'s' * (len(a.params.double_seeds) > 1)} {seeds}")
+    once, twice = doubled_ratios(a.doubling)
+    if once:
+        Ts = list(once)
+        text += (f"\n\nThe separation of the doubled seed{'s' * (len(a.params.double_seeds) > 1)} alone (best one-layer "
+                 "over two-layer NMSE): " + enumerated([_num(once[T]) for T in Ts]) + f" at $T$ = {enumerated(Ts)} at "
+                 f"{a.params.steps} steps, " + enumerated([_num(twice[T]) for T in Ts]) + " at twice the steps: the gap "
+                 + ("widens with $T$" if all(twice[x] < twice[y] for x, y in zip(Ts, Ts[1:])) else
+                    "still does not widen with $T$") + " at the doubled budget.")
+    return text
+
+
+def doubled_ratios(check: DoublingCheck) -> tuple[dict[int, float], dict[int, float]]:
+    """The separation (best one-layer NMSE over the two-layer NMSE) of the doubling check's seed at each T, at the
+    chapter's budget and at twice it (``{}`` where a T lacks either model or a value)."""
+    once: dict[int, float] = {}
+    twice: dict[int, float] = {}
+    for T in sorted({c.tags["T"] for c in check.cells}):
+        cells = [c for c in check.cells if c.tags["T"] == T and c.nmse is not None and c.nmse_double is not None]
+        one = [c for c in cells if c.tags["layers"] == 1]
+        two = [c for c in cells if c.tags["layers"] == 2]
+        if one and two:
+            once[T] = min(c.nmse for c in one) / two[0].nmse
+            twice[T] = min(c.nmse_double for c in one) / two[0].nmse_double
+    return once, twice
 
 
 def _reading_bullets(a: DepthSeparationAnalysis) -> str:
