@@ -23,6 +23,10 @@ reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword
 # last chapter first: make -j and xdist start them in this order, and the training chapters (07-14) take longest
 EXECUTED := $(call reverse,$(NAMES:%=build/executed/$(PROFILE)/%.ipynb))
 SRC := $(shell find src -name '*.py' 2>/dev/null)
+# more than one job: one OpenMP/BLAS thread per process, as each Dask worker has. Two 2-thread torch processes on two
+# cores oversubscribe them: a smoke training chapter beside another took 50-150 s so, 3-7 s with one thread each
+# (benchmarks/threads.py)
+THREADS := $(if $(filter 1,$(JOBS)),,OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1)
 
 .PHONY: book test execute html lab reproduce accept benchmark clean
 
@@ -37,7 +41,7 @@ build/executed/$(PROFILE)/%.ipynb: notebooks/%.ipynb params/$(PROFILE).yaml $(SR
 	$(PY) -m transformer_theory run $* --profile $(PROFILE)
 
 execute: $(STAMP)
-	$(MAKE) --no-print-directory -j$(JOBS) $(EXECUTED)
+	$(THREADS) $(MAKE) --no-print-directory -j$(JOBS) $(EXECUTED)
 
 ## render the executed notebooks (execution off) into book/_build/html
 html: execute
@@ -53,12 +57,12 @@ book: html
 ## unit tests, smoke execution, nbval on the executed notebooks, the book build, the browser check;
 ## all but the book build on $(JOBS) processes (pytest-xdist; a notebook's cells, and a page's checks, stay in one process)
 test: $(STAMP)
-	$(PY) -m pytest tests --ignore=tests/book -n $(JOBS)
+	$(THREADS) $(PY) -m pytest tests --ignore=tests/book -n $(JOBS)
 	$(MAKE) --no-print-directory html PROFILE=smoke
 	# nbval's kernels re-run the smoke notebooks: they read their profile (and run store) as the runner's kernels do
-	TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
+	$(THREADS) TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
 		-n $(JOBS) --dist loadfile $(call reverse,$(NAMES:%=build/executed/smoke/%.ipynb))
-	$(PY) -m pytest tests/book -n $(JOBS) --dist loadgroup
+	$(THREADS) $(PY) -m pytest tests/book -n $(JOBS) --dist loadgroup
 
 ## JupyterLab on the notebooks (as root with --allow-root); LAB_ARGS="--no-browser --port 8899": more options
 lab: $(STAMP)

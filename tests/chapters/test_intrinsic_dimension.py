@@ -14,8 +14,9 @@ from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.chapters import experiment
 from transformer_theory.chapters.experiment import RunResult
 from transformer_theory.training import plan_tasks
+from transformer_theory.chapters.recipes import head_configs
 from transformer_theory.chapters.intrinsic_dimension import (DEFAULTS, EXPERIMENT, MIN_RATIOS,
-                                                             IntrinsicDimensionParameters, head_configs,
+                                                             IntrinsicDimensionParameters,
                                                              head_count_table, nmse_table, prediction_table,
                                                              ratios_during_training, retrieval_agreement,
                                                              retrieval_summary, retrieval_table,

@@ -2,7 +2,7 @@
 it takes to train it: which change to chapter 10's recipe makes the full-head models find the mechanism.
 
 Every arm trains the three head configurations (D, D), (D−1, D), (D, D−1) of chapter 10
-(:func:`~transformer_theory.chapters.intrinsic_dimension.head_configs`) on
+(:func:`~transformer_theory.chapters.recipes.head_configs`) on
 ``Σ_{i≤D} max_{s,t} x(s)ᵀ A_i x(t)`` at one D and T, with the same budget (``steps``) and seeds, and changes one
 setting of chapter 10's recipe (:data:`ARMS`). The arms and the criterion (:data:`CRITERION`) and the prediction
 (:data:`PREDICTION`) were committed before any of their runs was trained.
@@ -29,17 +29,19 @@ from transformer_theory.chapters.budget import BUDGET_TOLERANCE, budget_change
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, applicable, best_over_seeds,
                                                     experiment_run, half_gains, infoflow_model, int_list, seed_list,
                                                     validation_curve)
-from transformer_theory.chapters.intrinsic_dimension import CONFIG_NAMES
 from transformer_theory.chapters.intrinsic_dimension import DEFAULTS as CHAPTER_10
-from transformer_theory.chapters.intrinsic_dimension import (head_configs, model_retrieval_agreement, retrieval_summary,
-                                                            separation_ratios)
+from transformer_theory.chapters.intrinsic_dimension import (model_retrieval_agreement, retrieval_summary,
+                                                             separation_ratios)
+from transformer_theory.chapters.recipes import CONFIG_NAMES, head_configs, recipe_runs, term_stages
+# the controls are the book's §4.1 recipes (chapter 10 retrains §4.1 on one of them)
+from transformer_theory.chapters.recipes import RECIPES as CONTROLS
 from transformer_theory.chapters.parameters import param, setting
 from transformer_theory.training.store import RunStore, trained_model
 
 __all__ = ["ARMS", "CONTROLS", "CONTROL_BAR", "CONTROL_PREDICTION", "CONTROL_REFERENCE", "CRITERION", "DEFAULTS",
            "DOUBLING_PREDICTION", "EXPERIMENT", "OPTIONAL_PARTS", "PREDICTION", "AblationParameters", "ablation_curves",
            "ablation_runs", "ablation_table", "arm_settings", "budget_check_table", "claims", "control_prediction_check",
-           "control_rows", "control_runs", "term_stages",
+           "control_rows", "control_runs",
            "doubled", "doubling_check", "prediction_check", "predictions", "retrieved_terms", "runs", "tables"]
 
 #: The recipe the arms change: chapter 10's settings (width ``embed_dim_per_D`` · D, per-head dimension
@@ -78,19 +80,6 @@ DOUBLING_PREDICTION = ("both doubled arms were still learning: doubling the budg
                        "baseline at twice the budget.")
 
 
-#: The controls of §4.1 at D >= 3, each a set of changes to chapter 10's recipe (``init``: the model's start,
-#: ``ffn_kind``: the FFN, ``curriculum``: a curriculum over the target's terms, :func:`term_stages`). ``random start``
-#: is the reference of the GeLU controls (the wide FFN, chapter 14's best GeLU arm at D = 2); the gated FFN, a
-#: labelled departure from the papers' GeLU FFN, forms the products x(s)^T A_i x(t) exactly with d units.
-CONTROLS: dict[str, dict[str, Any]] = {
-    "random start": {"ffn_width_per_D": 128},
-    "oracle attention": {"ffn_width_per_D": 128, "init": "oracle"},
-    "gated FFN": {"ffn_width_per_D": 64, "ffn_kind": "gated"},
-    "paper optimiser": {"ffn_width_per_D": 128, "lr": 1e-3, "weight_decay": 1e-2, "warmup": 0},
-    "term curriculum": {"ffn_width_per_D": 64, "ffn_kind": "gated", "curriculum": 0.4},
-    "term curriculum, GeLU FFN": {"ffn_width_per_D": 128, "curriculum": 0.4},
-}
-
 #: Each control is judged at equal budget against the control it changes one thing of.
 CONTROL_REFERENCE: dict[str, str] = {"oracle attention": "random start", "gated FFN": "random start",
                                      "paper optimiser": "random start", "term curriculum": "gated FFN",
@@ -108,17 +97,6 @@ CONTROL_PREDICTION = ("oracle attention meets the bar (D,D) <= 1e-3 and ratio >=
                       "misses the ratio bar at D >= 3; the gated FFN lowers (D,D) below random start's at every D; "
                       "the term curriculum helps by the criterion against the gated FFN at D = 3 and meets the bar "
                       "there; the paper optimiser does not help by the criterion.")
-
-
-def term_stages(D: int, steps: int, fraction: float) -> tuple[int, ...]:
-    """A curriculum over the D terms: ``fraction`` of the ``steps`` on the leading terms, split evenly between the
-    D − 1 stages before the full target (``RunConfig.term_stages``: the steps at which each stage ends)."""
-    if not 0 < fraction < 1:
-        raise ValueError(f"curriculum fraction must lie in (0, 1), got {fraction!r}")
-    stages = tuple(round(steps * fraction * k / (D - 1)) for k in range(1, D))
-    if len(set(stages)) != len(stages) or stages[0] < 1:
-        raise ValueError(f"{steps} steps are too few for a curriculum over {D} terms")
-    return stages
 
 
 @dataclass(frozen=True)
@@ -204,29 +182,13 @@ def _arm_runs(p: AblationParameters, arm: str, part: str, seeds: Sequence[int], 
     return runs
 
 
-def _control_runs(p: AblationParameters, name: str, D: int) -> list[ExperimentRun]:
-    changes = CONTROLS[name]
-    s = {**{k: v for k, v in CHAPTER_10.items() if k != "train_size"},
-         **{k: v for k, v in changes.items() if k in CHAPTER_10}}
-    E, width = s["embed_dim_per_D"] * D, s["ffn_width_per_D"] * D
-    stages = term_stages(D, p.control_steps, changes["curriculum"]) if "curriculum" in changes else ()
-    runs = []
-    for h1, h2 in head_configs(D):
-        model = replace(infoflow_model(s, (h1, h2), E, s["head_dim"], width), ffn_kind=changes.get("ffn_kind", "mlp"))
-        for seed in p.control_seeds:
-            tags = {"part": "control", "arm": name, "D": D, "h1": h1, "h2": h2, "T": p.control_seq_len, "seed": seed}
-            args = {"D": D, "d": 4, "seed": s["target_seed"]}
-            config = replace(experiment_run(s, model, "pairwise_max", args, p.control_seq_len, seed, p.control_steps),
-                             init=changes.get("init", "random"), term_stages=stages)
-            runs.append(ExperimentRun(tags, config))
-    return runs
-
-
 def control_runs(p: AblationParameters) -> list[ExperimentRun]:
     """The controls' runs, tagged ``part`` = ``"control"``, ``arm`` (the control's name), ``D``, ``h1``, ``h2``,
     ``T`` and ``seed``: the three head configurations of each D of ``control_Ds`` at ``control_seq_len``, trained
     ``control_steps`` steps with the seeds ``control_seeds`` (fresh samples every step)."""
-    return [run for D in p.control_Ds for name in p.controls for run in _control_runs(p, name, D)]
+    return [run for D in p.control_Ds for name in p.controls
+            for run in recipe_runs(CHAPTER_10, name, D, p.control_seq_len, p.control_steps, p.control_seeds,
+                                   {"part": "control"})]
 
 
 def ablation_runs(p: AblationParameters) -> list[ExperimentRun]:

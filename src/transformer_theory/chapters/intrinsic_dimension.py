@@ -35,19 +35,21 @@ from transformer_theory.infoflow import targets
 from transformer_theory.infoflow.architecture import Architecture
 from transformer_theory.infoflow.prediction import predict
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE, P1_SINGLE_LAYER_NMSE
-from transformer_theory.checks import positive_int, seed_value
+from transformer_theory.checks import positive_int, seed_value, unknown_name
 from transformer_theory.infoflow.trees import Tree
 from transformer_theory.models.transformer import Transformer
 from transformer_theory.training.ensemble import initial_model
 from transformer_theory.training.store import RunStore, trained_model
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, RunResult, applicable,
                                                     best_over_seeds, claim_name, experiment_run, infoflow_model)
-from transformer_theory.chapters.parameters import (TrainingParameters, defaults, int_lists, param, positive_ints,
-                                                    seed_lists, setting)
+from transformer_theory.chapters.budget import doubled
+from transformer_theory.chapters.recipes import CONFIG_NAMES, RECIPES, head_configs, recipe_runs, term_stages
+from transformer_theory.chapters.parameters import (TrainingParameters, defaults, double_seed_list, int_lists, param,
+                                                    positive_ints, seed_lists, setting)
 
-__all__ = ["CONFIG_NAMES", "DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
-           "IntrinsicDimensionParameters", "claim_verdicts", "claims", "head_configs", "head_count_runs",
-           "head_count_table", "intrinsic_dimension_runs", "long_schedule_runs", "model_retrieval_agreement",
+__all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "RECIPE_MAX_FULL", "RECIPE_PREDICTION", "RECIPE_STATEMENTS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
+           "IntrinsicDimensionParameters", "claim_verdicts", "claims", "head_count_runs",
+           "head_count_table", "intrinsic_dimension_runs", "long_schedule_runs", "recipe_part_runs", "model_retrieval_agreement",
            "nmse_table", "prediction", "prediction_table", "predictions", "ratio_rises_with_length",
            "ratios_during_training", "retrieval_agreement", "retrieval_summary", "retrieval_table", "runs",
            "separation_ratios", "sequence_length_runs", "sequence_length_table", "tables"]
@@ -61,6 +63,25 @@ MIN_RATIOS: dict[int, float] = {2: 10.0, 3: 10.0, 4: 3.0}
 #: least this fraction of queries (:func:`retrieval_summary`). Set after one exploratory D = 2 model (8000 steps,
 #: not a book run), before the book-profile models were examined.
 RETRIEVAL_THRESHOLD = 0.8
+
+#: The recipe part's bar on the (D, D) NMSE of every cell, beside the ratio bars of :data:`MIN_RATIOS` (chapter 14's
+#: ``CONTROL_BAR``).
+RECIPE_MAX_FULL = 1e-3
+
+#: The recipe part's prediction, committed before its runs (except those at D = 3, T = 8, seed 0, which chapter 14
+#: had trained as controls). What had been seen: chapter 14's controls at D = 3, T = 8, 32 000 steps, seed 0: the
+#: term curriculum (gated FFN) (3,3) 1.5e-5, ratio 336; oracle attention (3,3) 2.1e-5, ratio 132; both still learning
+#: (half_gain >= 1.5). Exploratory, not book runs: the term curriculum at D = 3, 10 000 steps, ratio 22; at D = 2 from
+#: a random start (6 000 steps) the gated FFN's ratio was 5.6. Nothing at D = 4 or T = 16 had been trained.
+RECIPE_PREDICTION = ("on the term curriculum (best over the seeds) every cell meets chapter 10's ratio bar "
+                     "(MIN_RATIOS: 10 at D = 2 and 3, 3 at D = 4) with (D,D) NMSE at most RECIPE_MAX_FULL = 1e-3; "
+                     "oracle attention meets the same bars at every cell; at D = 2 the recipe's ratio is larger at "
+                     "T = 16 than at T = 8; the doubling check finds the recipe's (D,D) cells at D >= 3 still learning "
+                     "(a change of 1.5x or more).")
+
+#: The statements of :data:`RECIPE_PREDICTION`, in order: the names of :func:`recipe_prediction_check`.
+RECIPE_STATEMENTS = ("recipe_meets_bars", "control_meets_bars", "ratio_grows_with_T", "full_still_learning")
+
 
 @dataclass(frozen=True)
 class IntrinsicDimensionParameters(TrainingParameters):
@@ -93,6 +114,12 @@ class IntrinsicDimensionParameters(TrainingParameters):
     hc_steps: int = param(3000, "AdamW steps of each head-count run")
     hc_train_size: int = param(100_000, "training samples of each head-count run, drawn once")
     hc_seeds: Sequence[int] = param((0,), "seeds of each head-count configuration")
+    rc_recipe: str = param("term curriculum", "the from-scratch recipe of the recipe part (a name of recipes.RECIPES)")
+    rc_control: str = param("oracle attention", "the recipe trained beside it as its control (empty: none)")
+    rc_cells: Sequence[Sequence[int]] = param(((2, 8), (3, 8), (4, 8), (2, 16)), "the [D, T] pairs of the recipe part")
+    rc_steps: int = param(32000, "AdamW steps of each recipe-part run")
+    rc_seeds: Sequence[int] = param((0, 1), "seeds of each recipe-part configuration")
+    rc_double_seeds: Sequence[int] = param((0,), "seeds of the recipe's doubling check, at twice rc_steps (empty: none)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -107,6 +134,31 @@ class IntrinsicDimensionParameters(TrainingParameters):
         for D in self.ls_check_D:
             if D not in self.ls_D_values:
                 raise ValueError(f"ls_check_D: {D} is not one of ls_D_values {list(self.ls_D_values)}")
+        self._check_recipe_part()
+
+    def _check_recipe_part(self) -> None:
+        for name in ("rc_recipe", "rc_control"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or (value not in RECIPES and (value or name == "rc_recipe")):
+                raise unknown_name("recipe", value, RECIPES, f"{name}: ")
+        cells = self.rc_cells
+        if isinstance(cells, (str, bytes)) or not isinstance(cells, Sequence) or not cells:
+            raise ValueError(f"rc_cells must be a non-empty list of [D, T] pairs, got {cells!r}")
+        for i, cell in enumerate(cells):
+            if isinstance(cell, (str, bytes)) or not isinstance(cell, Sequence) or len(cell) != 2:
+                raise ValueError(f"rc_cells[{i}] must be a pair [D, T], got {cell!r}")
+            if positive_int(f"rc_cells[{i}] D", cell[0]) < 2:
+                raise ValueError(f"rc_cells[{i}]: D must be at least 2 (the configuration (D-1, D) needs a head), "
+                                 f"got {cell[0]}")
+            positive_int(f"rc_cells[{i}] T", cell[1])
+        object.__setattr__(self, "rc_cells", tuple((int(D), int(T)) for D, T in cells))
+        positive_ints(self, "rc_steps")
+        seed_lists(self, "rc_seeds")
+        double_seed_list(self, "rc_seeds", "rc_double_seeds")
+        for name in filter(None, (self.rc_recipe, self.rc_control)):
+            if "curriculum" in RECIPES[name]:
+                for D, _ in self.rc_cells:
+                    term_stages(D, self.rc_steps, RECIPES[name]["curriculum"])
 
 
 #: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).
@@ -115,18 +167,6 @@ DEFAULTS: dict[str, Any] = defaults(IntrinsicDimensionParameters)
 #: The parts of the chapter that train InfoFlow's §4.1 configurations: their D values and steps (parameter names).
 PAIRWISE_PARTS: dict[str, tuple[str, str]] = {"intrinsic_dimension": ("D_values", "steps"),
                                               "long_schedule": ("ls_D_values", "ls_steps")}
-
-#: The column names of InfoFlow's table (§4.1), keyed by (h1 − D, h2 − D).
-CONFIG_NAMES: dict[tuple[int, int], str] = {(0, 0): "(D,D)", (-1, 0): "(D-1,D)", (0, -1): "(D,D-1)"}
-
-
-def head_configs(D: int) -> list[tuple[int, int]]:
-    """(h1, h2) ∈ {(D, D), (D−1, D), (D, D−1)}: InfoFlow §4.1's head configurations for intrinsic dimension D."""
-    D = positive_int("D", D)
-    if D < 2:
-        raise ValueError(f"D must be at least 2 (the configuration (D-1, D) needs a head), got {D}")
-    return [(D + a, D + b) for a, b in CONFIG_NAMES]
-
 
 def prediction(tree: Tree, heads: Sequence[int], embed_dim: int, seq_len: int) -> dict[str, Any]:
     """The calculator's prediction (:func:`~transformer_theory.infoflow.predict`, chapter 06) for ``tree``.
@@ -214,11 +254,24 @@ def head_count_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list
     return runs
 
 
+def recipe_part_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
+    """The recipe part: the three head configurations of every [D, T] of ``rc_cells`` on the recipe ``rc_recipe``
+    and on its control ``rc_control`` (:func:`~transformer_theory.chapters.recipes.recipe_runs`), ``rc_steps`` steps,
+    seeds ``rc_seeds``, tagged ``part`` = ``"recipe"`` and ``arm`` (the recipe); then the recipe's doubling check:
+    its runs of the seeds ``rc_double_seeds`` at twice the steps (:func:`~transformer_theory.chapters.budget.doubled`).
+    Chapter 14 trains the same recipes as controls: a run of both is trained once."""
+    p = _params(p)
+    runs = [run for D, T in p.rc_cells for name in filter(None, (p.rc_recipe, p.rc_control))
+            for run in recipe_runs(p.settings(), name, D, T, p.rc_steps, p.rc_seeds, {"part": "recipe"})]
+    return runs + doubled(runs, lambda t: t["arm"] == p.rc_recipe and t["seed"] in p.rc_double_seeds)
+
+
 def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:
     """Every run of the chapter for its complete ``parameters`` (a dict), the cheap ones first: the head count, the
-    intrinsic dimension, the sequence length, the longer schedule."""
+    intrinsic dimension, the sequence length, the longer schedule, the recipe part."""
     p = IntrinsicDimensionParameters(**parameters)
-    return head_count_runs(p) + intrinsic_dimension_runs(p) + sequence_length_runs(p) + long_schedule_runs(p)
+    return (head_count_runs(p) + intrinsic_dimension_runs(p) + sequence_length_runs(p) + long_schedule_runs(p)
+            + recipe_part_runs(p))
 
 
 #: The run builder of each part of :data:`PAIRWISE_PARTS`.

@@ -79,15 +79,15 @@ def seed_lists(p: Any, *names: str) -> None:
         store(p, name, tuple(seed_list(name, getattr(p, name))))
 
 
-def double_seed_list(p: Any, among: str = "seeds") -> None:
-    """``double_seeds``, the seeds of a chapter's doubling check (:mod:`~transformer_theory.chapters.budget`), is a
-    list (empty: no doubling check) of seeds among those of the parameter ``among``; stored as a tuple."""
-    values = p.double_seeds
+def double_seed_list(p: Any, among: str = "seeds", name: str = "double_seeds") -> None:
+    """The parameter ``name``, the seeds of a chapter's doubling check (:mod:`~transformer_theory.chapters.budget`), is
+    a list (empty: no doubling check) of seeds among those of the parameter ``among``; stored as a tuple."""
+    values = getattr(p, name)
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise ValueError(f"double_seeds must be a list of seeds (empty: no doubling check), got {values!r}")
-    store(p, "double_seeds", tuple(seed_list("double_seeds", values)) if values else ())
-    if not set(p.double_seeds) <= set(getattr(p, among)):
-        raise ValueError(f"double_seeds: {list(p.double_seeds)} must be among {among} {list(getattr(p, among))} (each "
+        raise ValueError(f"{name} must be a list of seeds (empty: no doubling check), got {values!r}")
+    store(p, name, tuple(seed_list(name, values)) if values else ())
+    if not set(getattr(p, name)) <= set(getattr(p, among)):
+        raise ValueError(f"{name}: {list(getattr(p, name))} must be among {among} {list(getattr(p, among))} (each "
                          "doubled run is compared with its own seed's run)")
 
 

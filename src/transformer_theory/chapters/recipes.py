@@ -1,0 +1,88 @@
+"""InfoFlow §4.1's head configurations and the recipes this book trains them with, shared by chapter 10 (which
+retrains §4.1 on a from-scratch recipe, with a control beside it) and chapter 14 (which measures the recipes as
+controls). A recipe is a set of changes to chapter 10's training settings; two chapters that train the same recipe at
+the same D, T, seed and budget train the same run (the store keys runs by their configuration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from transformer_theory.checks import positive_int, unknown_name
+from transformer_theory.chapters.experiment import ExperimentRun, experiment_run, infoflow_model
+
+__all__ = ["CONFIG_NAMES", "RECIPES", "head_configs", "recipe_runs", "term_stages"]
+
+#: The column names of InfoFlow's table (§4.1), keyed by (h1 − D, h2 − D).
+CONFIG_NAMES: dict[tuple[int, int], str] = {(0, 0): "(D,D)", (-1, 0): "(D-1,D)", (0, -1): "(D,D-1)"}
+
+#: The recipes of §4.1 at D >= 3, each a set of changes to chapter 10's settings (``init``: the model's start,
+#: ``ffn_kind``: the FFN, ``curriculum``: the fraction of the steps spent on a curriculum over the target's terms,
+#: :func:`term_stages`; the other keys replace chapter 10's parameters of the same names). ``random start`` is the
+#: reference of the GeLU recipes (the wide FFN, chapter 14's best GeLU arm at D = 2); ``oracle attention`` starts
+#: layer 1 at the mechanism; the gated FFN, a labelled departure from the papers' GeLU FFN, forms the products
+#: x(s)^T A_i x(t) exactly with d units.
+RECIPES: dict[str, dict[str, Any]] = {
+    "random start": {"ffn_width_per_D": 128},
+    "oracle attention": {"ffn_width_per_D": 128, "init": "oracle"},
+    "gated FFN": {"ffn_width_per_D": 64, "ffn_kind": "gated"},
+    "paper optimiser": {"ffn_width_per_D": 128, "lr": 1e-3, "weight_decay": 1e-2, "warmup": 0},
+    "term curriculum": {"ffn_width_per_D": 64, "ffn_kind": "gated", "curriculum": 0.4},
+    "term curriculum, GeLU FFN": {"ffn_width_per_D": 128, "curriculum": 0.4},
+}
+
+#: The keys of a recipe that are not chapter 10's parameters.
+_MODEL_KEYS = ("init", "ffn_kind", "curriculum")
+
+
+def head_configs(D: int) -> list[tuple[int, int]]:
+    """(h1, h2) ∈ {(D, D), (D−1, D), (D, D−1)}: InfoFlow §4.1's head configurations for intrinsic dimension D."""
+    D = positive_int("D", D)
+    if D < 2:
+        raise ValueError(f"D must be at least 2 (the configuration (D-1, D) needs a head), got {D}")
+    return [(D + a, D + b) for a, b in CONFIG_NAMES]
+
+
+def term_stages(D: int, steps: int, fraction: float) -> tuple[int, ...]:
+    """A curriculum over the D terms: ``fraction`` of the ``steps`` on the leading terms, split evenly between the
+    D − 1 stages before the full target (``RunConfig.term_stages``: the steps at which each stage ends)."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"curriculum fraction must lie in (0, 1), got {fraction!r}")
+    stages = tuple(round(steps * fraction * k / (D - 1)) for k in range(1, D))
+    if len(set(stages)) != len(stages) or stages[0] < 1:
+        raise ValueError(f"{steps} steps are too few for a curriculum over {D} terms")
+    return stages
+
+
+def recipe_runs(settings: Mapping[str, Any], name: str, D: int, T: int, steps: int, seeds: tuple[int, ...] | list[int],
+                tags: Mapping[str, Any]) -> list[ExperimentRun]:
+    """The three head configurations of ``D`` at ``T`` on the recipe ``name``, every seed of ``seeds``, ``steps``
+    steps, fresh samples every step.
+
+    Args:
+        settings: Chapter 10's parameters (``embed_dim_per_D``, ``head_dim``, ``ffn_width_per_D``, ``target_seed``
+            and the shared training settings), which the recipe changes.
+        name: A recipe of :data:`RECIPES`.
+        D: The intrinsic dimension (at least 2).
+        T: The sequence length.
+        steps: The budget; a curriculum's stages are fractions of it.
+        seeds: The seeds.
+        tags: Tags of every run, beside ``arm`` (the recipe), ``D``, ``h1``, ``h2``, ``T`` and ``seed``.
+    """
+    if name not in RECIPES:
+        raise unknown_name("recipe", name, RECIPES)
+    changes = RECIPES[name]
+    s = {**{k: v for k, v in settings.items() if k != "train_size"},
+         **{k: v for k, v in changes.items() if k not in _MODEL_KEYS}}
+    E, width = s["embed_dim_per_D"] * D, s["ffn_width_per_D"] * D
+    stages = term_stages(D, steps, changes["curriculum"]) if "curriculum" in changes else ()
+    runs = []
+    for h1, h2 in head_configs(D):
+        model = replace(infoflow_model(s, (h1, h2), E, s["head_dim"], width), ffn_kind=changes.get("ffn_kind", "mlp"))
+        for seed in seeds:
+            config = replace(experiment_run(s, model, "pairwise_max", {"D": D, "d": 4, "seed": s["target_seed"]}, T,
+                                            seed, steps), init=changes.get("init", "random"), term_stages=stages)
+            runs.append(ExperimentRun({**tags, "arm": name, "D": D, "h1": h1, "h2": h2, "T": T, "seed": seed}, config))
+    return runs
