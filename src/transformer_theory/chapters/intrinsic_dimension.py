@@ -43,11 +43,12 @@ from transformer_theory.training.store import RunStore, trained_model
 from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, Results, RunResult, applicable,
                                                     best_over_seeds, claim_name, experiment_run, infoflow_model)
 from transformer_theory.chapters.budget import doubled
-from transformer_theory.chapters.recipes import CONFIG_NAMES, RECIPES, head_configs, recipe_runs, term_stages
+from transformer_theory.chapters.recipes import (CONFIG_NAMES, RECIPE_MAX_FULL, RECIPE_PREDICTION, RECIPES,
+                                                 head_configs, recipe_runs, term_stages)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, double_seed_list, int_lists, param,
                                                     positive_ints, seed_lists, setting)
 
-__all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "RECIPE_MAX_FULL", "RECIPE_PREDICTION", "RECIPE_STATEMENTS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
+__all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
            "IntrinsicDimensionParameters", "claim_verdicts", "claims", "head_count_runs",
            "head_count_table", "intrinsic_dimension_runs", "long_schedule_runs", "recipe_part_runs", "model_retrieval_agreement",
            "nmse_table", "prediction", "prediction_table", "predictions", "ratio_rises_with_length",
@@ -63,25 +64,6 @@ MIN_RATIOS: dict[int, float] = {2: 10.0, 3: 10.0, 4: 3.0}
 #: least this fraction of queries (:func:`retrieval_summary`). Set after one exploratory D = 2 model (8000 steps,
 #: not a book run), before the book-profile models were examined.
 RETRIEVAL_THRESHOLD = 0.8
-
-#: The recipe part's bar on the (D, D) NMSE of every cell, beside the ratio bars of :data:`MIN_RATIOS` (chapter 14's
-#: ``CONTROL_BAR``).
-RECIPE_MAX_FULL = 1e-3
-
-#: The recipe part's prediction, committed before its runs (except those at D = 3, T = 8, seed 0, which chapter 14
-#: had trained as controls). What had been seen: chapter 14's controls at D = 3, T = 8, 32 000 steps, seed 0: the
-#: term curriculum (gated FFN) (3,3) 1.5e-5, ratio 336; oracle attention (3,3) 2.1e-5, ratio 132; both still learning
-#: (half_gain >= 1.5). Exploratory, not book runs: the term curriculum at D = 3, 10 000 steps, ratio 22; at D = 2 from
-#: a random start (6 000 steps) the gated FFN's ratio was 5.6. Nothing at D = 4 or T = 16 had been trained.
-RECIPE_PREDICTION = ("on the term curriculum (best over the seeds) every cell meets chapter 10's ratio bar "
-                     "(MIN_RATIOS: 10 at D = 2 and 3, 3 at D = 4) with (D,D) NMSE at most RECIPE_MAX_FULL = 1e-3; "
-                     "oracle attention meets the same bars at every cell; at D = 2 the recipe's ratio is larger at "
-                     "T = 16 than at T = 8; the doubling check finds the recipe's (D,D) cells at D >= 3 still learning "
-                     "(a change of 1.5x or more).")
-
-#: The statements of :data:`RECIPE_PREDICTION`, in order: the names of :func:`recipe_prediction_check`.
-RECIPE_STATEMENTS = ("recipe_meets_bars", "control_meets_bars", "ratio_grows_with_T", "full_still_learning")
-
 
 @dataclass(frozen=True)
 class IntrinsicDimensionParameters(TrainingParameters):
@@ -567,10 +549,13 @@ def head_count_table(results: Results,
 # ----------------------------------------------------------------------------------------------
 def predictions(parameters: Mapping[str, Any]) -> dict[str, Any]:
     """What the chapter fixed before its runs: ``criterion`` (``min_ratios``, :data:`MIN_RATIOS`;
-    ``retrieval_threshold``, :data:`RETRIEVAL_THRESHOLD`) and the calculator's ``predictions``
-    (:func:`prediction_table`)."""
-    return {"criterion": {"min_ratios": MIN_RATIOS, "retrieval_threshold": RETRIEVAL_THRESHOLD},
-            "predictions": prediction_table(IntrinsicDimensionParameters(**parameters))}
+    ``retrieval_threshold``, :data:`RETRIEVAL_THRESHOLD`; ``recipe_max_full``, :data:`RECIPE_MAX_FULL`), the
+    calculator's ``predictions`` (:func:`prediction_table`) and the recipe part's ``recipe_prediction``
+    (:data:`RECIPE_PREDICTION`)."""
+    return {"criterion": {"min_ratios": MIN_RATIOS, "retrieval_threshold": RETRIEVAL_THRESHOLD,
+                          "recipe_max_full": RECIPE_MAX_FULL},
+            "predictions": prediction_table(IntrinsicDimensionParameters(**parameters)),
+            "recipe_prediction": RECIPE_PREDICTION}
 
 
 def tables(results: Results, parameters: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -603,4 +588,7 @@ def claim_verdicts(ratios: Sequence[Mapping[str, Any]], rising: Mapping[str, boo
                        **{f"long_schedule_criterion_met_d{s['D']}": s["met"] for s in long_ratios}})
 
 
-EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, runs, predictions, tables, claims)
+#: Parameters a profile may set to an empty list (the part is left out).
+OPTIONAL_PARTS = ("rc_double_seeds",)
+
+EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)

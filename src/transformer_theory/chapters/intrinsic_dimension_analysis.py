@@ -11,7 +11,7 @@ from typing import Any
 
 from transformer_theory.chapters.prose import enumerated, significant, slashed
 from transformer_theory.tables import prose_number
-from transformer_theory.chapters.budget import BUDGET_TOLERANCE
+from transformer_theory.chapters.budget import BUDGET_TOLERANCE, DOUBLE_PART
 from transformer_theory.chapters.calibration import CalibrationParameters
 from transformer_theory.chapters.experiment import (Results, book_efficiency, criterion_changes, curve_summary,
                                                     efficiency_reason, training_seconds)
@@ -21,6 +21,7 @@ from transformer_theory.chapters.intrinsic_dimension import (MIN_RATIOS, RETRIEV
                                                              prediction_table, ratio_rises_with_length,
                                                              ratios_during_training, retrieval_table,
                                                              separation_ratios, sequence_length_table)
+from transformer_theory.chapters.intrinsic_dimension_recipe import RecipePart, recipe_part
 from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.infoflow.efficiency import SIBLING_GAP
 from transformer_theory.training.store import RunStore
@@ -44,7 +45,8 @@ class IntrinsicDimensionAnalysis:
     ``predictions``, the §4.1 ``table`` and its ``ratios`` (with the ratios ``during`` training and the validation
     ``curves`` by D), the ``retrieval`` count of the full-head models, the sequence-length part (``length``,
     ``length_rising``, the book's criterion on it: ``efficiency``), the longer schedule (prefix ``long_``), the
-    single-layer ``head_count`` table, the ``half_gain`` of every two-layer run, the longest task of each part
+    single-layer ``head_count`` table, the ``recipe`` part (the §4.1 cells on a from-scratch recipe and its control), the
+    ``half_gain`` of every two-layer run of the first three parts, the longest task of each part
     (``task_minutes``), whether every main run reached its best NMSE in the last tenth of its schedule
     (``best_late``), the chapter's ``claims`` and
     ``reading`` (every number its prose quotes, by name: the notebook glues them)."""
@@ -68,6 +70,7 @@ class IntrinsicDimensionAnalysis:
     long_curves: dict[int, list[dict[str, Any]]]
     long_retrieval: list[dict[str, Any]]
     head_count: list[dict[str, Any]]
+    recipe: RecipePart
     half_gain: dict[tuple[str, int, int, int, int, int], float]
     task_minutes: dict[str, float]
     best_late: bool
@@ -170,6 +173,7 @@ class IntrinsicDimensionAnalysis:
             "head_count_table": [{k: r[k] for k in ("T", "h", "nmse", "paper_nmse", "predicted_efficient")}
                                  for r in self.head_count],
             "head_count_drops": self.head_count_drops,
+            **self.recipe.recorded(),
             "missing_head_worse_every_seed": {str(D): v for D, v in self.worse_every_seed.items()},
             "half_gain_range": [min(self.half_gain.values()), max(self.half_gain.values())],
             "claims": self.claims, "analysis": {"reading": self.reading, "efficiency_changes": self.efficiency_changes},
@@ -215,9 +219,9 @@ def analyse(results: Results, p: IntrinsicDimensionParameters, store: RunStore) 
         long_during=ratios_during_training(results, p, part="long_schedule"),
         long_curves=_curves(results, "long_schedule"),
         long_retrieval=retrieval_table(p, store, n_samples=1024, seed=p.seeds[0], part="long_schedule"),
-        head_count=head_count_table(results, p),
+        head_count=head_count_table(results, p), recipe=recipe_part(results, p),
         half_gain={(t["part"], t["D"], t["T"], t["h1"], t["h2"], t["seed"]): g for r in results
-                   if (t := r.tags)["part"] != "head_count"
+                   if (t := r.tags)["part"] not in ("head_count", "recipe", DOUBLE_PART)
                    and (g := curve_summary(r.record)["half_gain"]) is not None},
         task_minutes={part: max(times.values()) for part, times in tasks.items()},
         best_late=all(r.record.best_step >= 0.9 * r.record.steps for r in results
@@ -305,7 +309,7 @@ def verdicts(a: IntrinsicDimensionAnalysis) -> list[Claim]:
             f"the ratio {trend} with T; "
             + ("every run was still learning" if r["half_gain_min"] > 1 else "not every run was still learning")
             + f" (half_gain {significant(r['half_gain_min'])} to {significant(r['half_gain_max'])})"))
-    return out
+    return out + a.recipe.claims()
 
 
 def _direction(a: IntrinsicDimensionAnalysis) -> str:
@@ -552,9 +556,9 @@ def _efficiency(a: IntrinsicDimensionAnalysis) -> str:
 
 def reading_paragraphs(a: IntrinsicDimensionAnalysis) -> dict[str, str]:
     """The chapter's reading of its results as MyST paragraphs, by name (``direction``, ``length``, ``mechanism``,
-    ``long_schedule``, ``budget``, ``head_count``, ``efficiency``), every number and every verdict-dependent word
+    ``long_schedule``, ``budget``, ``head_count``, ``efficiency``, ``recipe``), every number and every verdict-dependent word
     computed from ``a`` (the notebook glues them, so a page executed under any profile says what its own tables
     show)."""
     return {"direction": _direction(a), "length": _length(a), "mechanism": _mechanism(a),
             "long_schedule": _long_schedule(a), "budget": _budget(a), "head_count": _head_count(a),
-            "efficiency": _efficiency(a)}
+            "efficiency": _efficiency(a), "recipe": a.recipe.paragraph()}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from transformer_theory.chapters.recipes import RECIPE_MAX_FULL, RECIPE_PREDICTION
 from transformer_theory.chapters.intrinsic_dimension_analysis import CONFIGS, IntrinsicDimensionAnalysis
 from transformer_theory.tables import format_cell, markdown_table
 
@@ -66,7 +67,7 @@ def prediction_markdown(rows: Sequence[dict[str, Any]]) -> str:
 def markdown_tables(a: IntrinsicDimensionAnalysis) -> dict[str, str]:
     """The chapter's tables as Markdown, by name: ``table`` (beside InfoFlow's), ``ratios``, ``during``,
     ``retrieval``, ``exponents``, ``length``, ``efficiency``, ``long_ratios``, ``long_during``, ``long_retrieval``,
-    ``head_count`` and ``claims``."""
+    ``head_count``, ``recipe_prediction`` and ``recipe`` (the recipe part) and ``claims``."""
     p, short = a.params, {s["D"]: s["ratio"] for s in a.ratios}
     long_ratios = _ratio_rows(a.long_ratios, lambda s: {
         f"ratio ({p.ls_steps} steps)": s["ratio"], f"ratio ({p.steps} steps, above)": short.get(s["D"]),
@@ -100,5 +101,12 @@ def markdown_tables(a: IntrinsicDimensionAnalysis) -> dict[str, str]:
              "P1 Table 2": None if r["paper_nmse"] is None else f"{r['paper_nmse']:.3g} ± {r['paper_std']:.2g}",
              "predicted": _efficient(r["predicted_efficient"]), "exponent k": r["predicted_exponent"]}
             for r in a.head_count]),
+        "recipe_prediction": f"> **The prediction** (`RECIPE_PREDICTION`): {RECIPE_PREDICTION}",
+        "recipe": markdown_table([
+            {"role": r["role"], "recipe": r["arm"], "D": r["D"], "T": r["T"], "(D, D)": r["nmse_full"],
+             "better missing-head": r["nmse_missing"], "ratio (ours)": r["ratio"], "ratio (InfoFlow, T = 64)":
+             r["paper_ratio"], "bar": "–" if r["bar"] is None else f"≥ {r['bar']:g}, (D, D) ≤ {RECIPE_MAX_FULL:g}",
+             "verdict": "no bar" if r["met"] is None else ("met" if r["met"] else "not met"),
+             "half_gain (D, D)": r["half_gain"]} for r in a.recipe.rows]),
         "claims": markdown_table([{"claim": name, "holds": held} for name, held in a.claims.items()]
                                  or [{"claim": "none in this profile", "holds": None}])}

@@ -1,7 +1,8 @@
 """InfoFlow §4.1's head configurations and the recipes this book trains them with, shared by chapter 10 (which
 retrains §4.1 on a from-scratch recipe, with a control beside it) and chapter 14 (which measures the recipes as
-controls). A recipe is a set of changes to chapter 10's training settings; two chapters that train the same recipe at
-the same D, T, seed and budget train the same run (the store keys runs by their configuration).
+controls), and what chapter 10 predicted of them before its runs. A recipe is a set of changes to chapter 10's
+training settings; two chapters that train the same recipe at the same D, T, seed and budget train the same run (the
+store keys runs by their configuration).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 from transformer_theory.checks import positive_int, unknown_name
 from transformer_theory.chapters.experiment import ExperimentRun, experiment_run, infoflow_model
 
-__all__ = ["CONFIG_NAMES", "RECIPES", "head_configs", "recipe_runs", "term_stages"]
+__all__ = ["CONFIG_NAMES", "RECIPES", "RECIPE_MAX_FULL", "RECIPE_PREDICTION", "RECIPE_STATEMENTS", "head_configs",
+           "recipe_runs", "term_stages"]
 
 #: The column names of InfoFlow's table (§4.1), keyed by (h1 − D, h2 − D).
 CONFIG_NAMES: dict[tuple[int, int], str] = {(0, 0): "(D,D)", (-1, 0): "(D-1,D)", (0, -1): "(D,D-1)"}
@@ -32,6 +34,26 @@ RECIPES: dict[str, dict[str, Any]] = {
     "term curriculum": {"ffn_width_per_D": 64, "ffn_kind": "gated", "curriculum": 0.4},
     "term curriculum, GeLU FFN": {"ffn_width_per_D": 128, "curriculum": 0.4},
 }
+
+#: Chapter 10's recipe part: its bar on the (D, D) NMSE of every cell, beside chapter 10's ratio bars ``MIN_RATIOS``
+#: (chapter 14's ``CONTROL_BAR``).
+RECIPE_MAX_FULL = 1e-3
+
+#: Chapter 10's recipe part: its prediction, committed before its runs (except those at D = 3, T = 8, seed 0, which
+#: chapter 14 had trained as controls). What had been seen: chapter 14's controls at D = 3, T = 8, 32 000 steps, seed 0: the
+#: term curriculum (gated FFN) (3,3) 1.5e-5, ratio 336; oracle attention (3,3) 2.1e-5, ratio 132; both still learning
+#: (half_gain >= 1.5). Exploratory, not book runs: the term curriculum at D = 3, 10 000 steps, ratio 22; at D = 2 from
+#: a random start (6 000 steps) the gated FFN's ratio was 5.6. Nothing at D = 4 or T = 16 had been trained.
+RECIPE_PREDICTION = ("on the term curriculum (best over the seeds) every cell meets chapter 10's ratio bar "
+                     "(MIN_RATIOS: 10 at D = 2 and 3, 3 at D = 4) with (D,D) NMSE at most RECIPE_MAX_FULL = 1e-3; "
+                     "oracle attention meets the same bars at every cell; at D = 2 the recipe's ratio is larger at "
+                     "T = 16 than at T = 8; the doubling check finds the recipe's (D,D) cells at D >= 3 still learning "
+                     "(a change of 1.5x or more).")
+
+#: The statements of :data:`RECIPE_PREDICTION`, in order (the names its judgement gives them,
+#: :func:`~transformer_theory.chapters.intrinsic_dimension_recipe.recipe_prediction_check`).
+RECIPE_STATEMENTS = ("recipe_meets_bars", "control_meets_bars", "ratio_grows_with_T", "full_still_learning")
+
 
 #: The keys of a recipe that are not chapter 10's parameters.
 _MODEL_KEYS = ("init", "ffn_kind", "curriculum")

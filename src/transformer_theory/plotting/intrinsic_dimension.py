@@ -1,4 +1,4 @@
-"""Figures of chapter 10: the intrinsic-dimension table as heat maps (InfoFlow §4.1, ours beside the paper's),
+"""Figures of chapter 10: the calculator's information flows of one input, the intrinsic-dimension table as heat maps (InfoFlow §4.1, ours beside the paper's),
 validation curves of the trained models, the NMSE of one D against the sequence length, and the single-layer
 head count (P1 Table 2 beside ours).
 
@@ -16,9 +16,11 @@ import numpy as np
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import NullLocator
 
+from transformer_theory.infoflow import Architecture, pairwise_max, propagate
+from transformer_theory.plotting.infoflow import plot_information_flow
 from transformer_theory.plotting.style import MARKERS, PALETTE
 
-__all__ = ["plot_nmse_heatmaps", "plot_validation_curves", "plot_nmse_against_length", "plot_head_count"]
+__all__ = ["plot_flows", "plot_nmse_heatmaps", "plot_validation_curves", "plot_nmse_against_length", "plot_head_count"]
 
 COLUMNS = ("(D,D)", "(D-1,D)", "(D,D-1)")
 
@@ -31,6 +33,18 @@ def _grid(rows: Sequence[Mapping[str, Any]], key: str) -> tuple[list[int], np.nd
         if value is not None and r.get("config") in COLUMNS:
             grid[Ds.index(int(r["D"])), COLUMNS.index(r["config"])] = value
     return Ds, grid
+
+
+def plot_flows(D: int, heads: Sequence[Sequence[int]], embed_dim: int, seq_len: int, seed: int) -> plt.Figure:
+    """The calculator's information flow (chapter 06's diagram) of the §4.1 target at ``D`` on one input of
+    ``seq_len`` tokens (drawn with ``seed``), one panel per head configuration of ``heads``, at width ``embed_dim``."""
+    tree = pairwise_max(D)
+    X = tree.sample_inputs(1, seq_len, seed)[0]
+    fig, axes = plt.subplots(1, len(heads), figsize=(6 * len(heads), 3.6), layout="tight", squeeze=False)
+    for ax, h in zip(axes[0], heads):
+        plot_information_flow(propagate(tree, Architecture(list(h), embed_dim, tree.input_dim), seq_len), X, ax=ax,
+                              title=f"heads {tuple(h)}")
+    return fig
 
 
 def plot_nmse_heatmaps(rows: Sequence[Mapping[str, Any]], ours_label: str = "ours") -> plt.Figure:

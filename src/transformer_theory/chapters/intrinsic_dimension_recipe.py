@@ -1,0 +1,200 @@
+"""Chapter 10's recipe part (InfoFlow §4.1 retrained on a from-scratch recipe, with a control beside it): its table
+against the bars, its committed prediction judged statement by statement, its two claims (what the model family
+represents, what training finds from a random start) and its reading, computed once (:func:`recipe_part`). The runs
+are :func:`~transformer_theory.chapters.intrinsic_dimension.recipe_part_runs`; the recipes, the bar on the full-head
+NMSE and the prediction are in :mod:`~transformer_theory.chapters.recipes`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from transformer_theory.chapters.budget import (BUDGET_TOLERANCE, DoublingCheck, doubling_check, doubling_paragraph,
+                                                 doubling_reason)
+from transformer_theory.chapters.experiment import Results, best_over_seeds, half_gains
+from transformer_theory.chapters.intrinsic_dimension import (EXPERIMENT, MIN_RATIOS, IntrinsicDimensionParameters,
+                                                             separation_ratios)
+from transformer_theory.chapters.prose import enumerated, significant, slashed
+from transformer_theory.chapters.recipes import (CONFIG_NAMES, RECIPE_MAX_FULL, RECIPE_STATEMENTS, RECIPES,
+                                                 head_configs)
+from transformer_theory.chapters.verdicts import Claim
+from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE
+
+__all__ = ["RecipePart", "recipe_part", "recipe_prediction_check", "recipe_row", "recipe_table"]
+
+#: The words of each statement of the prediction, as the reading gives them.
+_STATEMENT_WORDS = {"recipe_meets_bars": "the recipe meets the bars", "control_meets_bars": "the control meets them",
+                    "ratio_grows_with_T": "the ratio at $D = 2$ grows with $T$",
+                    "full_still_learning": "the doubled $(D, D)$ cells at $D \\ge 3$ were still learning"}
+
+
+def recipe_row(results: Results, part: str, arm: str, D: int, T: int, steps: int,
+               seeds: Sequence[int]) -> dict[str, Any]:
+    """The §4.1 cell of the runs of ``part`` on ``arm`` (a recipe, or an arm of chapter 14) at ``D`` and ``T``, best
+    over ``seeds``: ``arm``, ``D``, ``T``, ``steps``, ``seeds``, ``nmse_full``, ``nmse_missing`` and ``ratio`` (as
+    :func:`~transformer_theory.chapters.intrinsic_dimension.separation_ratios`) and ``half_gain`` (of the best (D, D)
+    seed: still learning at 1.5 or more)."""
+    chosen = [r for r in results if r.tags["part"] == part and r.tags.get("arm") == arm and r.tags["D"] == D
+              and r.tags["T"] == T and r.tags["seed"] in seeds]
+    measured = {(r["h1"], r["h2"]): r for r in best_over_seeds(chosen)}
+    cells = [{"D": D, "config": CONFIG_NAMES[(h1 - D, h2 - D)], "paper_nmse": None,
+              "nmse": measured.get((h1, h2), {}).get("nmse")} for h1, h2 in head_configs(D)]
+    ratio = separation_ratios(cells)[0]
+    full = half_gains([r for r in chosen if (r.tags["h1"], r.tags["h2"]) == (D, D)], ("arm",))
+    return {"arm": arm, "D": D, "T": T, "steps": steps, "seeds": list(seeds), "nmse_full": ratio["nmse_full"],
+            "nmse_missing": ratio["nmse_missing"], "ratio": ratio["ratio"],
+            "half_gain": full[0]["half_gain"] if full else None}
+
+
+def recipe_table(results: Results, p: IntrinsicDimensionParameters) -> list[dict[str, Any]]:
+    """One :func:`recipe_row` per [D, T] of ``rc_cells`` and recipe (``rc_recipe``, then ``rc_control``), with
+    ``role`` (``"recipe"`` or ``"control"``), ``paper_ratio`` (§4.1's quotient at D, T = 64; ``None`` where the paper
+    has no D), ``bar`` (``MIN_RATIOS``; ``None`` for a D without one) and ``met``: the ratio meets the bar and the
+    (D, D) NMSE is at most ``RECIPE_MAX_FULL`` (``None`` without a bar or a value)."""
+    paper = {s["D"]: s["paper_ratio"] for s in separation_ratios(
+        [{"D": D, "config": name, "nmse": None, "paper_nmse": INTRINSIC_DIMENSION_NMSE[D].get(name)}
+         for D in INTRINSIC_DIMENSION_NMSE for name in CONFIG_NAMES.values()])}
+    rows = []
+    for D, T in p.rc_cells:
+        for role, arm in (("recipe", p.rc_recipe), ("control", p.rc_control)):
+            if not arm:
+                continue
+            row = recipe_row(results, "recipe", arm, D, T, p.rc_steps, p.rc_seeds)
+            bar = MIN_RATIOS.get(D)
+            met = (None if bar is None or row["ratio"] is None
+                   else bool(row["ratio"] >= bar and row["nmse_full"] <= RECIPE_MAX_FULL))
+            rows.append({"role": role, **row, "paper_ratio": paper.get(D), "bar": bar, "met": met})
+    return rows
+
+
+def recipe_prediction_check(rows: Sequence[dict[str, Any]], check: DoublingCheck) -> dict[str, bool | None]:
+    """``RECIPE_PREDICTION`` judged, statement by statement (``RECIPE_STATEMENTS``), on the rows of
+    :func:`recipe_table` and the recipe's doubling check: ``None`` where the runs a statement needs are not there (no
+    control, no second T at D = 2, no (D, D) cell doubled at D >= 3)."""
+    def all_met(role: str) -> bool | None:
+        flags = [r["met"] for r in rows if r["role"] == role and r["bar"] is not None]
+        return None if not flags or None in flags else all(flags)
+
+    ratio = {r["T"]: r["ratio"] for r in rows if r["role"] == "recipe" and r["D"] == 2}
+    Ts = sorted(ratio)
+    grows = [ratio[b] > ratio[a] for a, b in zip(Ts, Ts[1:]) if ratio[a] is not None and ratio[b] is not None]
+    learning = [c.sufficient is False for c in check.cells
+                if c.tags["D"] >= 3 and c.tags["h1"] == c.tags["h2"] == c.tags["D"] and c.sufficient is not None]
+    return dict(zip(RECIPE_STATEMENTS, (all_met("recipe"), all_met("control"), all(grows) if grows else None,
+                                        all(learning) if learning else None)))
+
+
+def _span(values: Sequence[float]) -> str:
+    """``1.2 to 3.4``, or ``1.2`` for one value."""
+    lo, hi = significant(min(values)), significant(max(values))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def _cells(rows: Sequence[dict[str, Any]]) -> str:
+    """``[2, 8] / [3, 8]``: the [D, T] of recipe rows."""
+    return " / ".join(f"[{r['D']}, {r['T']}]" for r in rows)
+
+
+@dataclass(frozen=True)
+class RecipePart:
+    """The recipe part of chapter 10 under parameters ``params``: the ``rows`` of :func:`recipe_table`, the recipe's
+    ``doubling`` check and the committed ``prediction`` judged (:func:`recipe_prediction_check`)."""
+
+    params: IntrinsicDimensionParameters
+    rows: list[dict[str, Any]]
+    doubling: DoublingCheck
+    prediction: dict[str, bool | None]
+
+    @property
+    def observed(self) -> bool | None:
+        """The prediction as a whole: every statement held (``None`` while one cannot be judged and none failed)."""
+        values = list(self.prediction.values())
+        return False if False in values else None if None in values else True
+
+    def recorded(self) -> dict[str, Any]:
+        """The values the chapter records for this part, by name."""
+        return {"recipe_table": self.rows, "recipe_doubling": self.doubling.to_dict(),
+                "recipe_prediction": self.prediction, "recipe_prediction_observed": self.observed}
+
+    def claims(self) -> list[Claim]:
+        """What the family represents (the control) and what training finds from a random start (the recipe); a
+        claim without every barred cell's ratio is left out."""
+        out = []
+        for role, statement, why in (
+                ("control", "a phase transition at h_1 = h_2 = D: what the model family represents",
+                 "the control starts layer 1 at the mechanism, so it shows what the family can represent and learn "
+                 "once the retrievals are found, not what training finds"),
+                ("recipe", "a phase transition at h_1 = h_2 = D: what training finds from a random start",
+                 "the recipe trains from a random start")):
+            rows = [r for r in self.rows if r["role"] == role and r["bar"] is not None]
+            if not rows or any(r["ratio"] is None for r in rows):
+                continue
+            arm, gains = rows[0]["arm"], [r["half_gain"] for r in rows if r["half_gain"] is not None]
+            out.append(Claim(
+                EXPERIMENT.name, "InfoFlow, §4.1", statement, "summaries",
+                f"missing-head / full-head NMSE {slashed(r['paper_ratio'] for r in rows)} at D = "
+                f"{' / '.join(str(r['D']) for r in rows)} (T = 64)",
+                f"{slashed(r['ratio'] for r in rows)} at [D, T] = {_cells(rows)}, (D,D) NMSE "
+                f"{slashed(r['nmse_full'] for r in rows)} ({arm}, {rows[0]['steps']} steps)",
+                "reproduced qualitatively" if all(r["met"] for r in rows) else "not observed",
+                f"our bars: ratio {slashed(r['bar'] for r in rows)} and (D,D) at most {RECIPE_MAX_FULL:g}; {why}"
+                + ("; its gated FFN is a labelled departure from the papers' GeLU FFN"
+                   if RECIPES[arm].get("ffn_kind") == "gated" else "")
+                + "; T is shorter than the paper's 64"
+                + (f"; half_gain {_span(gains)}" + (": still learning, a verdict on this budget"
+                                                     if min(gains) >= BUDGET_TOLERANCE else "") if gains else "")
+                + (doubling_reason(self.doubling) if role == "recipe" else "") + self._pending()))
+        return out
+
+    def _pending(self) -> str:
+        """What the chapter's design trains that these parameters leave out ("" if nothing)."""
+        design, p = IntrinsicDimensionParameters(), self.params
+        cells = [c for c in design.rc_cells if c not in p.rc_cells]
+        seeds = [s for s in design.rc_seeds if s not in p.rc_seeds]
+        missing = ([f"[D, T] = {' / '.join(f'[{D}, {T}]' for D, T in cells)}"] if cells else []) + (
+            [f"seed{'s' * (len(seeds) > 1)} {enumerated(seeds)}"] if seeds else []) + (
+            ["the doubling check"] if design.rc_double_seeds and not p.rc_double_seeds else [])
+        return f"; not yet trained: {enumerated(missing)} (the chapter's design)" if missing else ""
+
+    def paragraph(self) -> str:
+        """The part in words (MyST): the recipe and its control against the bars, the prediction, the doubling check."""
+        p = self.params
+        if not self.rows or any(r["ratio"] is None for r in self.rows):
+            return "*(The recipe part has no ratio in this profile.)*"
+        text = ""
+        for role in ("recipe", "control"):
+            rows = [r for r in self.rows if r["role"] == role]
+            if not rows:
+                continue
+            barred = [r for r in rows if r["bar"] is not None]
+            met = [r for r in barred if r["met"]]
+            text += (f"**{'From a random start' if role == 'recipe' else 'Started at the mechanism'}, the "
+                     f"{rows[0]['arm']} {'meets' if barred and len(met) == len(barred) else 'does not meet'} the bars"
+                     + ("" if len(met) in (0, len(barred)) else f" at {len(met)} of {len(barred)} cells") + ".** "
+                     + f"Its ratios are {slashed(r['ratio'] for r in rows)} and its $(D, D)$ NMSE "
+                     f"{slashed(r['nmse_full'] for r in rows)} at $[D, T]$ = {_cells(rows)} (best over seeds "
+                     f"{enumerated(p.rc_seeds)}, {p.rc_steps} steps), against InfoFlow's ratios "
+                     f"{slashed(r['paper_ratio'] for r in rows)} at $T = 64$. ")
+            gains = [r["half_gain"] for r in rows if r["half_gain"] is not None]
+            if gains:
+                text += ("Every full-head model was still learning" if min(gains) >= BUDGET_TOLERANCE else
+                         "Not every full-head model was still learning") + f" (half_gain {_span(gains)}). "
+        judged = {k: v for k, v in self.prediction.items() if v is not None}
+        unjudged = [_STATEMENT_WORDS[k] for k, v in self.prediction.items() if v is None]
+        text += ("\n\n**The prediction committed before these runs** (`RECIPE_PREDICTION`): "
+                 + (enumerated([f"{_STATEMENT_WORDS[k]}: {'held' if v else 'failed'}" for k, v in judged.items()])
+                    if judged else "no statement can be judged in this profile")
+                 + (f"; not judged here: {enumerated(unjudged)}" if unjudged else "")
+                 + ". It is " + {True: "observed", False: "not observed", None: "not yet judged in full"}[self.observed]
+                 + ".\n\n" + (doubling_paragraph(self.doubling, "the recipe runs of seeds "
+                                                  + enumerated(p.rc_double_seeds)) if p.rc_double_seeds else
+                                "*(No doubling check under this profile: `rc_double_seeds` is empty.)*"))
+        return text
+
+
+def recipe_part(results: Results, p: IntrinsicDimensionParameters) -> RecipePart:
+    """The recipe part of chapter 10's ``results`` under the parameters ``p``."""
+    rows = recipe_table(results, p)
+    check = doubling_check(results, ("arm", "D", "T", "h1", "h2"))
+    return RecipePart(p, rows, check, recipe_prediction_check(rows, check))
