@@ -185,3 +185,25 @@ def test_the_controls_claims_say_what_the_family_represents_and_what_training_fi
     slow = analyse([r for r in results if r.tags["arm"] != "gated FFN"], replace(p, controls=("random start",
                                                                                                  "oracle attention")))
     assert control_claims(slow)[1].verdict == "not observed" and "random start" in control_claims(slow)[1].ours
+
+
+@pytest.mark.parametrize("gelu, held", [((1e-4, 5e-3), True), ((4e-3, 5e-3), False)])
+def test_the_gelu_curriculum_prediction_is_judged_and_claimed(gelu, held) -> None:
+    """GELU_CURRICULUM_PREDICTION: the GeLU term curriculum helps against random start at every D and meets the bar at
+    D = 3; judged only where both controls are trained, claimed once judged."""
+    values = {"arms": ["baseline"], "double_arms": [], "seeds": [0], "double_seeds": [0],
+              "controls": ["random start", "term curriculum, GeLU FFN"], "control_Ds": [2, 3], "control_seeds": [0]}
+    p = ab.AblationParameters(**experiment("14_mechanism_ablation").parameters(values))
+    results = [_result("baseline", h1, h2, 0, v) for (h1, h2), v in {(2, 2): 1e-3, (1, 2): 5e-3, (2, 1): 1e-2}.items()]
+    for D in (2, 3):
+        for arm, (full, missing) in {"random start": (5e-3, 1e-2), "term curriculum, GeLU FFN": gelu}.items():
+            heads = {(D, D): full, (D - 1, D): missing, (D, D - 1): 2 * missing}
+            results += [_result(arm, h1, h2, 0, v, part="control", D=D) for (h1, h2), v in heads.items()]
+    a = analyse(results, p)
+    assert a.gelu_curriculum == {"helps": held, "meets_bar_at_3": held, "held": held}
+    claim = next(c for c in verdicts(a) if "GeLU FFN" in c.statement)
+    assert claim.verdict == ("reproduced" if held else "not observed") and "D = 2" in claim.ours
+    alone = analyse([r for r in results if r.tags["arm"] != "random start"],
+                    replace(p, controls=("term curriculum, GeLU FFN",)))
+    assert alone.gelu_curriculum["helps"] is None and alone.gelu_curriculum["held"] is None
+    assert not any("GeLU FFN" in c.statement for c in verdicts(alone))

@@ -39,7 +39,8 @@ from transformer_theory.chapters.parameters import param, setting
 from transformer_theory.training.store import RunStore, trained_model
 
 __all__ = ["ARMS", "CONTROLS", "CONTROL_BAR", "CONTROL_PREDICTION", "CONTROL_REFERENCE", "CRITERION", "DEFAULTS",
-           "DOUBLING_PREDICTION", "EXPERIMENT", "GELU_CURRICULUM_PREDICTION", "OPTIONAL_PARTS", "PREDICTION", "AblationParameters", "ablation_curves",
+           "DOUBLING_PREDICTION", "EXPERIMENT", "GELU_CURRICULUM_PREDICTION", "OPTIONAL_PARTS", "PREDICTION",
+           "AblationParameters", "ablation_curves",
            "ablation_runs", "ablation_table", "arm_settings", "budget_check_table", "claims", "control_prediction_check",
            "control_rows", "control_runs", "gelu_curriculum_check",
            "doubled", "doubling_check", "prediction_check", "predictions", "retrieved_terms", "runs", "tables"]

@@ -13,6 +13,7 @@ from transformer_theory.chapters.ablation import (ARMS, CONTROL_BAR, CONTROL_PRE
                                                   AblationParameters,
                                                   ablation_curves, ablation_table, budget_check_table,
                                                   control_prediction_check, doubled, doubling_check,
+                                                  GELU_CURRICULUM_PREDICTION, gelu_curriculum_check,
                                                   prediction_check)
 from transformer_theory.chapters.budget import BUDGET_TOLERANCE
 from transformer_theory.chapters.experiment import Results, curve_summary, training_seconds
@@ -72,6 +73,7 @@ class AblationAnalysis:
     prediction: dict[str, bool | None]
     doubling: dict[str, bool | None]
     control: dict[str, bool | None]
+    gelu_curriculum: dict[str, bool | None]
     reading: dict[str, Any]
 
     @property
@@ -144,7 +146,7 @@ def analyse(results: Results, p: AblationParameters, store: RunStore | None = No
         params=p, n_runs=len(results), training_seconds=training_seconds(results), table=table,
         curves=ablation_curves(results, p), budget=budget, doubled=doubled_rows, doubled_per_seed=per_seed,
         prediction=prediction_check(table), doubling=doubling_check(budget, doubled_rows),
-        control=control_prediction_check(table),
+        control=control_prediction_check(table), gelu_curriculum=gelu_curriculum_check(table),
         reading=_reading(p, table, budget, doubled_rows, per_seed, doubled_runs))
 
 
@@ -183,6 +185,18 @@ def verdicts(a: AblationAnalysis) -> list[Claim]:
             f"judged at D = {', '.join(map(str, Ds))} only ({a.params.control_steps} steps, seeds "
             f"{list(a.params.control_seeds)}); statements: "
             + ", ".join(f"{k} {v}" for k, v in a.control.items() if k != "held")))
+    gelu = [x for x in a.controls if x["arm"] == "term curriculum, GeLU FFN"]
+    if a.gelu_curriculum["held"] is not None:
+        claims_.append(Claim(
+            "14_mechanism_ablation", "this book's own", "a curriculum over the terms finds the mechanism with the papers' "
+            "GeLU FFN", "book", "(this book's prediction, committed before the runs were read) "
+            + GELU_CURRICULUM_PREDICTION,
+            "; ".join(f"D = {x['D']}: " + _control_row(x) + f", gain {prose_number(x['gain'])} over random start"
+                      for x in gelu),
+            "reproduced" if a.gelu_curriculum["held"] else "not observed",
+            f"{a.params.control_steps} steps, seeds {list(a.params.control_seeds)}; it helps when its ratio is ≥ "
+            f"{CRITERION['min_gain']:g} times random start's and its (D, D) NMSE is lower; statements: "
+            + ", ".join(f"{k} {v}" for k, v in a.gelu_curriculum.items() if k != "held")))
     return claims_
 
 
