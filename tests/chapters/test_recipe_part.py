@@ -47,16 +47,19 @@ def test_a_run_of_both_chapters_is_the_same_run() -> None:
     assert {r.config.key for r in ours} == {r.config.key for r in theirs}
 
 
-def test_the_recipe_part_can_leave_out_the_control_and_the_doubling() -> None:
+def test_the_recipe_part_can_leave_out_the_control_the_doubling_and_itself() -> None:
     runs = recipe_part_runs(IntrinsicDimensionParameters(rc_control="", **ONE_CELL))
     assert {r.tags["arm"] for r in runs} == {"term curriculum"} and len(runs) == 3
+    p = IntrinsicDimensionParameters(rc_cells=[])
+    assert recipe_part_runs(p) == [] and recipe_part([], p).paragraph().startswith("*(The recipe part has no ratio")
+    assert recipe_part([], p).claims() == []
 
 
 @pytest.mark.parametrize("values, message", [
     ({"rc_recipe": "term curiculum"}, "rc_recipe: unknown recipe 'term curiculum'. Did you mean 'term curriculum'"),
     ({"rc_recipe": ""}, "rc_recipe: unknown recipe ''"),
     ({"rc_control": "oracle"}, "rc_control: unknown recipe 'oracle'"),
-    ({"rc_cells": []}, "rc_cells must be a non-empty list"),
+    ({"rc_cells": "2, 8"}, "rc_cells must be a list of \\[D, T\\] pairs"),
     ({"rc_cells": [[3]]}, r"rc_cells\[0\] must be a pair \[D, T\]"),
     ({"rc_cells": [[2, 8], [1, 8]]}, r"rc_cells\[1\]: D must be at least 2"),
     ({"rc_cells": [[2, 0]]}, r"rc_cells\[0\] T"),

@@ -98,7 +98,8 @@ class IntrinsicDimensionParameters(TrainingParameters):
     hc_seeds: Sequence[int] = param((0,), "seeds of each head-count configuration")
     rc_recipe: str = param("term curriculum", "the from-scratch recipe of the recipe part (a name of recipes.RECIPES)")
     rc_control: str = param("oracle attention", "the recipe trained beside it as its control (empty: none)")
-    rc_cells: Sequence[Sequence[int]] = param(((2, 8), (3, 8), (4, 8), (2, 16)), "the [D, T] pairs of the recipe part")
+    rc_cells: Sequence[Sequence[int]] = param(((2, 8), (3, 8), (4, 8), (2, 16)),
+                                              "the [D, T] pairs of the recipe part (empty: no recipe part)")
     rc_steps: int = param(32000, "AdamW steps of each recipe-part run")
     rc_seeds: Sequence[int] = param((0, 1), "seeds of each recipe-part configuration")
     rc_double_seeds: Sequence[int] = param((0,), "seeds of the recipe's doubling check, at twice rc_steps (empty: none)")
@@ -124,8 +125,8 @@ class IntrinsicDimensionParameters(TrainingParameters):
             if not isinstance(value, str) or (value not in RECIPES and (value or name == "rc_recipe")):
                 raise unknown_name("recipe", value, RECIPES, f"{name}: ")
         cells = self.rc_cells
-        if isinstance(cells, (str, bytes)) or not isinstance(cells, Sequence) or not cells:
-            raise ValueError(f"rc_cells must be a non-empty list of [D, T] pairs, got {cells!r}")
+        if isinstance(cells, (str, bytes)) or not isinstance(cells, Sequence):
+            raise ValueError(f"rc_cells must be a list of [D, T] pairs (empty: no recipe part), got {cells!r}")
         for i, cell in enumerate(cells):
             if isinstance(cell, (str, bytes)) or not isinstance(cell, Sequence) or len(cell) != 2:
                 raise ValueError(f"rc_cells[{i}] must be a pair [D, T], got {cell!r}")
@@ -589,6 +590,6 @@ def claim_verdicts(ratios: Sequence[Mapping[str, Any]], rising: Mapping[str, boo
 
 
 #: Parameters a profile may set to an empty list (the part is left out).
-OPTIONAL_PARTS = ("rc_double_seeds",)
+OPTIONAL_PARTS = ("rc_cells", "rc_double_seeds")
 
 EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)
