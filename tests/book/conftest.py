@@ -15,6 +15,18 @@ CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = ROOT / "build" / "screenshots"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--screenshots", action="store_true",
+                     help=f"save a full-page screenshot of each page the browser checks visit to {SCREENSHOTS} (they "
+                          "are for a person to look at; they double the checks' time, so make test leaves them out)")
+
+
+@pytest.fixture(scope="session")
+def screenshots(request: pytest.FixtureRequest) -> Path | None:
+    """Where each visited page's full-page screenshot goes (``--screenshots``), or ``None``."""
+    return SCREENSHOTS if request.config.getoption("--screenshots") else None
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args) -> None:  # keep pytest's output readable
         pass

@@ -5,8 +5,9 @@ the text outside code shows no raw Markdown or TeX (TeX delimiters, table rows, 
 image loaded; no console errors; every internal link (and its #anchor) resolves; every chapter ends with its
 "Run it yourself" box; every figure of a chapter has its provenance line under it
 (:mod:`transformer_theory.plotting.provenance`); no page cites the project's internal notes; no table or figure
-is wider than its column or reaches past the window, and no page scrolls sideways, at a 1 280-pixel window. A
-full-page screenshot of each page goes to build/screenshots/.
+is wider than its column or reaches past the window, and no page scrolls sideways, at a 1 280-pixel window. With
+``--screenshots``, a full-page screenshot of each page goes to build/screenshots/
+(``.venv/bin/python -m pytest tests/book --screenshots``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from urllib.parse import quote, unquote, urldefrag, urlparse
 
 import pytest
 
-from conftest import HTML, SCREENSHOTS
+from conftest import HTML
 from transformer_theory.pipeline.rerun import TITLE as BOX_TITLE
 
 PAGES = sorted(
@@ -113,19 +114,20 @@ class RenderedPage:
 
 
 @pytest.fixture(scope="session")
-def rendered(server: str, browser) -> Callable[[str], RenderedPage]:
-    """Visit a page once (screenshot included) and keep what it showed for every check of that page."""
+def rendered(server: str, browser, screenshots: Path | None) -> Callable[[str], RenderedPage]:
+    """Visit a page once (with its screenshot, where ``--screenshots`` asks for them) and keep what it showed for
+    every check of that page."""
     cache: dict[str, RenderedPage] = {}
 
     def visit(page_path: str) -> RenderedPage:
         if page_path not in cache:
-            cache[page_path] = _visit(browser, f"{server}/{page_path}", page_path)
+            cache[page_path] = _visit(browser, f"{server}/{page_path}", page_path, screenshots)
         return cache[page_path]
 
     return visit
 
 
-def _visit(browser, url: str, page_path: str) -> RenderedPage:
+def _visit(browser, url: str, page_path: str, screenshots: Path | None) -> RenderedPage:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
@@ -138,9 +140,10 @@ def _visit(browser, url: str, page_path: str) -> RenderedPage:
         page.evaluate("MathJax.startup.promise")
         page.wait_for_function(f"document.querySelectorAll('mjx-container').length >= {n_math}", timeout=20000)
         tex_sources = page.evaluate("Array.from(MathJax.startup.document.math, item => item.math)")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / (page_path.replace("/", "__").removesuffix(".html") + ".png")),
-                    full_page=True)
+    if screenshots is not None:
+        screenshots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshots / (page_path.replace("/", "__").removesuffix(".html") + ".png")),
+                        full_page=True)
     result = RenderedPage(
         errors=errors,
         n_math=n_math,
