@@ -169,21 +169,24 @@ class RecipePart:
                 continue
             barred = [r for r in rows if r["bar"] is not None]
             met = [r for r in barred if r["met"]]
+            one = len(rows) == 1
             text += (f"**{'From a random start' if role == 'recipe' else 'Started at the mechanism'}, the "
-                     f"{rows[0]['arm']} {'meets' if barred and len(met) == len(barred) else 'does not meet'} the bars"
-                     + ("" if len(met) in (0, len(barred)) else f" at {len(met)} of {len(barred)} cells") + ".** "
-                     + f"Its ratios are {slashed(r['ratio'] for r in rows)} and its $(D, D)$ NMSE "
-                     f"{slashed(r['nmse_full'] for r in rows)} at $[D, T]$ = {_cells(rows)} (best over seeds "
-                     f"{enumerated(p.rc_seeds)}, {p.rc_steps} steps), against InfoFlow's ratios "
-                     f"{slashed(r['paper_ratio'] for r in rows)} at $T = 64$. ")
+                     f"{rows[0]['arm']} {role} {'meets' if barred and len(met) == len(barred) else 'does not meet'} "
+                     "the bars" + ("" if len(met) in (0, len(barred)) else f" at {len(met)} of {len(barred)} cells")
+                     + ".** " + f"Its ratio{' is' if one else 's are'} {slashed(r['ratio'] for r in rows)} and its "
+                     f"$(D, D)$ NMSE {slashed(r['nmse_full'] for r in rows)} at $[D, T]$ = {_cells(rows)} (best over "
+                     f"seed{'' if len(p.rc_seeds) == 1 else 's'} {enumerated(p.rc_seeds)}, {p.rc_steps} steps), against "
+                     f"InfoFlow's ratio{'' if one else 's'} {slashed(r['paper_ratio'] for r in rows)} at $T = 64$. ")
             gains = [r["half_gain"] for r in rows if r["half_gain"] is not None]
             if gains:
-                text += ("Every full-head model was still learning" if min(gains) >= BUDGET_TOLERANCE else
-                         "Not every full-head model was still learning") + f" (half_gain {_span(gains)}). "
+                whom = "The full-head model" if len(gains) == 1 else "Every full-head model"
+                text += (f"{whom} was still learning" if min(gains) >= BUDGET_TOLERANCE else
+                         f"{'The' if len(gains) == 1 else 'Not every'} full-head model "
+                         f"{'was not' if len(gains) == 1 else 'was'} still learning") + f" (half_gain {_span(gains)}). "
         judged = {k: v for k, v in self.prediction.items() if v is not None}
         unjudged = [_STATEMENT_WORDS[k] for k, v in self.prediction.items() if v is None]
         text += ("\n\n**The prediction committed before these runs** (`RECIPE_PREDICTION`): "
-                 + (enumerated([f"{_STATEMENT_WORDS[k]}: {'held' if v else 'failed'}" for k, v in judged.items()])
+                 + ("; ".join(f"{_STATEMENT_WORDS[k]}: {'held' if v else 'failed'}" for k, v in judged.items())
                     if judged else "no statement can be judged in this profile")
                  + (f"; not judged here: {enumerated(unjudged)}" if unjudged else "")
                  + ". It is " + {True: "observed", False: "not observed", None: "not yet judged in full"}[self.observed]
