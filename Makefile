@@ -24,8 +24,8 @@ reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword
 EXECUTED := $(call reverse,$(NAMES:%=build/executed/$(PROFILE)/%.ipynb))
 SRC := $(shell find src -name '*.py' 2>/dev/null)
 # more than one job: one OpenMP/BLAS thread per process, as each Dask worker has. Two 2-thread torch processes on two
-# cores oversubscribe them: a smoke training chapter beside another took 50-150 s so, 3-7 s with one thread each
-# (benchmarks/threads.py)
+# cores oversubscribe them: the smoke trainings of chapters 14 and 11 side by side took 25.3 s so, 9.6 s with one
+# thread each (benchmarks/threads.py, 2026-12-07; under a third load 5 to 20 times slower)
 THREADS := $(if $(filter 1,$(JOBS)),,OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1)
 # the unit tests' pytest-xdist workers: one more than JOBS, since many tests wait on a subprocess or a kernel
 # (4 min 12 s on three workers against 4 min 29 s on two, measured on this 2-core machine)
