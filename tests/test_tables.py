@@ -64,4 +64,5 @@ def test_a_collapsed_table_is_a_dropdown_admonition_holding_the_table() -> None:
 def test_a_number_in_prose_is_math_below_a_hundredth_unless_plain_text_is_asked() -> None:
     assert prose_number(None) == "n/a" and prose_number(447.81) == "448" and prose_number(0.78479) == "0.78"
     assert prose_number(2.71e-6) == "$2.7 \\times 10^{-6}$" and prose_number(2.71e-6, math=False) == "2.7e-06"
+    assert prose_number(1005.6) == "1006" and prose_number(2.5e6) == "2.5e+06"
     assert prose_number(0.0) == "0"

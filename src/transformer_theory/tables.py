@@ -29,10 +29,13 @@ def format_cell(value: Any) -> str:
 
 
 def prose_number(value: float | None, math: bool = True) -> str:
-    """A number for a sentence: ``n/a`` for ``None``, 3 significant digits from 1 up and 2 below; with ``math``, a
-    number under 0.01 as MyST math ``$a \\times 10^{b}$`` (one decimal of ``a``), else as Python's ``.2g``."""
+    """A number for a sentence: ``n/a`` for ``None``, 3 significant digits from 1 up (a whole number from 1 000 to
+    999 999: ``1006``, not ``1.01e+03``) and 2 below; with ``math``, a number under 0.01 as MyST math
+    ``$a \\times 10^{b}$`` (one decimal of ``a``), else as Python's ``.2g``."""
     if value is None:
         return "n/a"
+    if 999.5 <= abs(value) < 999_999.5:
+        return f"{value:.0f}"
     if abs(value) >= 1:
         return f"{value:.3g}"
     if not math or value == 0 or abs(value) >= 1e-2:

@@ -64,7 +64,7 @@ def test_the_recipe_part_can_leave_out_the_control_the_doubling_and_itself() -> 
     ({"rc_cells": [[2, 8], [1, 8]]}, r"rc_cells\[1\]: D must be at least 2"),
     ({"rc_cells": [[2, 0]]}, r"rc_cells\[0\] T"),
     ({"rc_double_seeds": [2]}, "rc_double_seeds: \\[2\\] must be among rc_seeds"),
-    ({"rc_steps": 3, "rc_cells": [[4, 8]]}, "3 steps are too few for a curriculum over 4 terms"),
+    ({"rc_steps": 3, "rc_cells": [[4, 8]]}, "rc_steps: 3 steps are too few for a curriculum over 4 terms"),
 ])
 def test_bad_recipe_parameters_name_the_problem(values, message) -> None:
     with pytest.raises(ValueError, match=message):

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT
 from transformer_theory.chapters import tikhonov_runs
-from transformer_theory.chapters.tikhonov import DEFAULTS, TikhonovParameters, analyse
+from transformer_theory.chapters.tikhonov import DEFAULTS, TikhonovParameters, analyse, verdicts
 from transformer_theory.pipeline.notebooks import notebook_parameters
 from transformer_theory.storage.results import to_jsonable
 from transformer_theory.training.context import Context
@@ -54,16 +54,19 @@ def test_the_analysis_of_the_committed_runs_gives_the_committed_results(tmp_path
     p = TikhonovParameters(**{name: COMMITTED["parameters"][name] for name in DEFAULTS})
     analysis = analyse(p, Context("book", RunStore(tmp_path / "build", [ROOT / "results" / "book" / "runs"])), n_workers=0)
     ours = to_jsonable(analysis.values())
-    committed = {k: v for k, v in COMMITTED["values"].items() if k != "verdicts"}  # the notebook's judged claims
+    committed = {k: v for k, v in COMMITTED["values"].items() if k != "verdicts"}
     assert set(ours) == set(committed)
     assert [name for name in committed if not _same(name, ours[name], committed[name])] == []
     assert analysis.failures() == []
+    assert [c.to_dict() for c in verdicts(analysis)] == COMMITTED["values"]["verdicts"]
+    strict = replace(analysis, params=replace(p, paper_rel_tol=1e-9))
+    assert [c.verdict for c in verdicts(strict)] == ["not observed", "reproduced"]
     assert not (tmp_path / "build").exists()  # nothing trained, nothing written
 
 
 def test_a_failed_check_is_named(tmp_path, monkeypatch) -> None:
-    """The analysis's checks can fail: an impossible slope bound is reported (on the committed runs)."""
+    """The analysis's checks can fail: a slope bound below the η = 0 run's slope (0.26) is reported."""
     monkeypatch.setattr(tikhonov_runs, "train_run", lambda config: pytest.fail("trained"))
-    p = replace(TikhonovParameters(), diagnostic_slope_max=-10.0)
+    p = replace(TikhonovParameters(), diagnostic_slope_max=0.01)
     analysis = analyse(p, Context("book", RunStore(tmp_path, [ROOT / "results" / "book" / "runs"])), n_workers=0)
     assert analysis.failures() == ["the η = 0 run's slope is at most diagnostic_slope_max"]

@@ -1,13 +1,9 @@
-"""Typed claims (chapters.verdicts.Claim), the Verdict box and the judged claims of chapters 02-13."""
+"""Typed claims (chapters.verdicts.Claim) and the Verdict box."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from conftest import ROOT
-from transformer_theory.chapters.judges import JUDGES, chapter_claims
 from transformer_theory.chapters.verdicts import Claim, verdict_box
 
 CLAIM = dict(chapter="07_depth_separation", source="InfoFlow, Theorem 1", statement="two layers beat one",
@@ -29,13 +25,3 @@ def test_the_box_lists_each_claim_with_the_papers_and_ours() -> None:
     assert box.startswith(":::{admonition} Verdict") and box.endswith(":::")
     assert "**reproduced**" in box and "Paper (InfoFlow's summaries): theory" in box and "Ours: 25x" in box
     assert "No claim of this chapter is judged" in verdict_box([])
-
-
-@pytest.mark.parametrize("chapter", sorted({j.chapter for j in JUDGES}))
-def test_the_judged_claims_of_the_committed_book_results(chapter) -> None:
-    """On the book profile every judge of a chapter gives a claim; on values that lack what a judge needs (a reader's
-    own parameters), its claim is left out instead of failing the notebook."""
-    data = json.loads((ROOT / "results" / "book" / f"{chapter}.json").read_text())
-    claims = chapter_claims(chapter, data["values"], data["parameters"])
-    assert len(claims) == sum(j.chapter == chapter for j in JUDGES)
-    assert chapter_claims(chapter, {}, {}) == []

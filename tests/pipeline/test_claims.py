@@ -10,7 +10,6 @@ import pytest
 
 from conftest import ROOT
 from transformer_theory.infoflow.efficiency import EFFICIENCY
-from transformer_theory.chapters.judges import chapter_claims
 from transformer_theory.pipeline import claims
 from transformer_theory.pipeline.notebooks import list_notebooks
 
@@ -79,15 +78,8 @@ def _copy_results(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_a_verdict_follows_the_recorded_flag(tmp_path: Path) -> None:
-    """The chapter judges its claim from the flag it recorded (chapters.judges, in its notebook); the page shows the
-    claim the chapter recorded."""
-    hardmax = json.loads((ROOT / "results" / "book" / "02_hardmax_interpolation.json").read_text())
-    for flag, verdict in ((True, "reproduced"), (False, "not observed")):
-        values = {**hardmax["values"], "exact_errors_all_zero": flag}
-        judged = [c for c in chapter_claims("02_hardmax_interpolation", values, hardmax["parameters"])
-                  if c.statement.startswith("a hardmax transformer interpolates")]
-        assert [c.verdict for c in judged] == [verdict]
+def test_the_page_shows_the_claims_the_chapter_recorded(tmp_path: Path) -> None:
+    """The page judges nothing: it shows the claims a chapter's analysis recorded, whatever their verdict."""
     data = json.loads((ROOT / "results" / "book" / "09_aggregation_cost.json").read_text())
     root = _copy_results(tmp_path)
     path = root / "results" / "book" / "09_aggregation_cost.json"

@@ -152,7 +152,7 @@ class AblationParameters:
         for name in self.controls:
             if "curriculum" in CONTROLS[name]:
                 for D in self.control_Ds:
-                    term_stages(D, self.control_steps, CONTROLS[name]["curriculum"])
+                    term_stages(D, self.control_steps, CONTROLS[name]["curriculum"], "control_steps")
         if not set(self.double_seeds) <= set(self.seeds):
             raise ValueError(f"double_seeds: {list(self.double_seeds)} must be among the seeds {list(self.seeds)}; the "
                              f"budget check compares a seed's run with itself at twice the budget")

@@ -141,7 +141,7 @@ class IntrinsicDimensionParameters(TrainingParameters):
         for name in filter(None, (self.rc_recipe, self.rc_control)):
             if "curriculum" in RECIPES[name]:
                 for D, _ in self.rc_cells:
-                    term_stages(D, self.rc_steps, RECIPES[name]["curriculum"])
+                    term_stages(D, self.rc_steps, RECIPES[name]["curriculum"], "rc_steps")
 
 
 #: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).

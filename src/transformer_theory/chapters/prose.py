@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from transformer_theory.tables import prose_number
+
 __all__ = ["enumerated", "significant", "slashed"]
 
 
 def significant(x: float) -> str:
-    """A number as a claim quotes it: 3 significant digits from 1 up, 2 below."""
-    return f"{x:.3g}" if abs(x) >= 1 else f"{x:.2g}"
+    """A number as a claim quotes it: :func:`~transformer_theory.tables.prose_number` in plain text (3 significant
+    digits from 1 up, a whole number from 1 000 to 999 999, 2 digits below 1)."""
+    return prose_number(x, math=False)
 
 
 def slashed(xs: Iterable[float]) -> str:

@@ -67,14 +67,15 @@ def head_configs(D: int) -> list[tuple[int, int]]:
     return [(D + a, D + b) for a, b in CONFIG_NAMES]
 
 
-def term_stages(D: int, steps: int, fraction: float) -> tuple[int, ...]:
+def term_stages(D: int, steps: int, fraction: float, name: str = "steps") -> tuple[int, ...]:
     """A curriculum over the D terms: ``fraction`` of the ``steps`` on the leading terms, split evenly between the
-    D − 1 stages before the full target (``RunConfig.term_stages``: the steps at which each stage ends)."""
+    D − 1 stages before the full target (``RunConfig.term_stages``: the steps at which each stage ends); ``name`` is
+    the parameter that gave ``steps``, for the message when they are too few."""
     if not 0 < fraction < 1:
         raise ValueError(f"curriculum fraction must lie in (0, 1), got {fraction!r}")
     stages = tuple(round(steps * fraction * k / (D - 1)) for k in range(1, D))
     if len(set(stages)) != len(stages) or stages[0] < 1:
-        raise ValueError(f"{steps} steps are too few for a curriculum over {D} terms")
+        raise ValueError(f"{name}: {steps} steps are too few for a curriculum over {D} terms")
     return stages
 
 
