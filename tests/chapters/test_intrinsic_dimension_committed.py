@@ -125,8 +125,8 @@ def test_the_chapters_claims_are_typed_and_agree_with_its_checks() -> None:
 
 
 def test_the_recipe_part_meets_its_bars_where_it_is_trained() -> None:
-    """The book's recipe part (RECIPE_PREDICTION, committed before its runs): the term curriculum (gated FFN) and oracle
-    attention at every [D, T] trained, each cell judged on the ratio bar and the full-head bar; at D = 3, T = 8, seed
+    """The book's recipe part (RECIPE_PREDICTION, committed before its runs): the term curriculum (gated FFN), the same
+    curriculum with the papers' GeLU FFN, and oracle attention at every [D, T] trained, each cell judged on the ratio bar and the full-head bar; at D = 3, T = 8, seed
     0 (chapter 14's controls) the curriculum's ratio is 336 and the oracle's 132, both meeting the bars."""
     rows = VALUES["recipe_table"]
     assert [[r["D"], r["T"]] for r in rows if r["role"] == "recipe"] == PARAMETERS["rc_cells"]
@@ -135,4 +135,10 @@ def test_the_recipe_part_meets_its_bars_where_it_is_trained() -> None:
     at_3 = {r["role"]: r for r in rows if (r["D"], r["T"]) == (3, 8)}
     assert at_3["recipe"]["ratio"] == pytest.approx(336, rel=0.01) and at_3["recipe"]["met"]
     assert at_3["control"]["ratio"] == pytest.approx(132, rel=0.01) and at_3["control"]["met"]
+    # the same curriculum with the papers' GeLU FFN (chapter 14's runs): the gated FFN's share of the result
+    gelu = {r["D"]: r for r in rows if r["role"] == "papers' FFN" and r["T"] == 8}
+    assert gelu[2]["ratio"] == pytest.approx(4.08, rel=0.01) and not gelu[2]["met"]
+    assert gelu[3]["ratio"] == pytest.approx(32.3, rel=0.01) and gelu[3]["met"]
+    recipe_claim = Claim.from_dict(VALUES["verdicts"][3])
+    assert "(with the GeLU FFN, term curriculum, GeLU FFN: ratio 4.08 / 32.3" in recipe_claim.reason
     assert VALUES["recipe_prediction"]["recipe_meets_bars"] == all(r["met"] for r in rows if r["role"] == "recipe")

@@ -24,9 +24,10 @@ def test_the_part_trains_the_recipe_and_its_control_at_every_cell_and_doubles_th
     p = IntrinsicDimensionParameters(rc_cells=[[2, 8], [3, 16]], rc_seeds=[0, 1], rc_double_seeds=[1])
     runs = recipe_part_runs(p)
     own = [r for r in runs if r.tags["part"] == "recipe"]
-    assert len(own) == 2 * 2 * 3 * 2  # cells x recipes x configurations x seeds
+    assert len(own) == 2 * 3 * 3 * 2  # cells x recipes x configurations x seeds
     assert {(r.tags["arm"], r.tags["D"], r.tags["T"]) for r in own} == {
-        (a, D, T) for a in ("term curriculum", "oracle attention") for D, T in ((2, 8), (3, 16))}
+        (a, D, T) for a in ("term curriculum", "term curriculum, GeLU FFN", "oracle attention")
+        for D, T in ((2, 8), (3, 16))}
     twice = [r for r in runs if r.tags["part"] == DOUBLE_PART]
     assert len(twice) == 2 * 3 and {r.tags["arm"] for r in twice} == {"term curriculum"}
     assert {r.tags["seed"] for r in twice} == {1}
@@ -36,19 +37,23 @@ def test_the_part_trains_the_recipe_and_its_control_at_every_cell_and_doubles_th
     oracle = [r.config for r in own if r.tags["arm"] == "oracle attention"]
     assert {c.init for c in oracle} == {"oracle"} and {c.model.ffn_kind for c in oracle} == {"mlp"}
     assert {r.config.model.ffn_kind for r in own if r.tags["arm"] == "term curriculum"} == {"gated"}
+    gelu = [r.config for r in own if r.tags["arm"] == "term curriculum, GeLU FFN"]
+    assert {c.model.ffn_kind for c in gelu} == {"mlp"} and all(c.term_stages for c in gelu)
 
 
 def test_a_run_of_both_chapters_is_the_same_run() -> None:
     """Chapter 14's control at the chapter's defaults and chapter 10's recipe part at the same D, T, seed and steps
     have the same configurations, so the store trains them once."""
     ours = recipe_part_runs(IntrinsicDimensionParameters(**ONE_CELL))
-    theirs = control_runs(AblationParameters(controls=["term curriculum", "oracle attention"], control_Ds=[3],
-                                             control_seeds=[0]))
+    theirs = control_runs(AblationParameters(controls=["term curriculum", "term curriculum, GeLU FFN",
+                                                       "oracle attention"], control_Ds=[3], control_seeds=[0]))
     assert {r.config.key for r in ours} == {r.config.key for r in theirs}
 
 
 def test_the_recipe_part_can_leave_out_the_control_the_doubling_and_itself() -> None:
     runs = recipe_part_runs(IntrinsicDimensionParameters(rc_control="", **ONE_CELL))
+    assert {r.tags["arm"] for r in runs} == {"term curriculum", "term curriculum, GeLU FFN"} and len(runs) == 6
+    runs = recipe_part_runs(IntrinsicDimensionParameters(rc_control="", rc_papers_ffn="", **ONE_CELL))
     assert {r.tags["arm"] for r in runs} == {"term curriculum"} and len(runs) == 3
     p = IntrinsicDimensionParameters(rc_cells=[])
     assert recipe_part_runs(p) == [] and recipe_part([], p).paragraph().startswith("*(The recipe part has no ratio")
@@ -59,6 +64,7 @@ def test_the_recipe_part_can_leave_out_the_control_the_doubling_and_itself() -> 
     ({"rc_recipe": "term curiculum"}, "rc_recipe: unknown recipe 'term curiculum'. Did you mean 'term curriculum'"),
     ({"rc_recipe": ""}, "rc_recipe: unknown recipe ''"),
     ({"rc_control": "oracle"}, "rc_control: unknown recipe 'oracle'"),
+    ({"rc_papers_ffn": "GeLU"}, "rc_papers_ffn: unknown recipe 'GeLU'"),
     ({"rc_cells": "2, 8"}, "rc_cells must be a list of \\[D, T\\] pairs"),
     ({"rc_cells": [[3]]}, r"rc_cells\[0\] must be a pair \[D, T\]"),
     ({"rc_cells": [[2, 8], [1, 8]]}, r"rc_cells\[1\]: D must be at least 2"),
@@ -80,11 +86,13 @@ def test_an_unknown_recipe_is_refused_by_the_run_builder() -> None:
 def _results(p: IntrinsicDimensionParameters, full: dict[tuple, float], ratio: dict[tuple, float],
              doubled_change: float | None = None) -> list[RunResult]:
     """The part's runs with best NMSE ``full[arm, D, T]`` for (D, D) and ``ratio[arm, D, T]`` times it for a missing
-    head; the doubled runs ``doubled_change`` times lower."""
+    head (a cell not in ``full``: not trained); the doubled runs ``doubled_change`` times lower."""
     out = []
     for run in recipe_part_runs(p):
         t = run.tags
         cell = (t["arm"], t["D"], t["T"])
+        if cell not in full:
+            continue
         v = full[cell] * (1 if t["h1"] == t["h2"] == t["D"] else ratio[cell])
         if t["part"] == DOUBLE_PART:
             v /= doubled_change
@@ -136,15 +144,17 @@ def test_the_claims_and_the_reading_say_what_the_part_shows() -> None:
     """The control meets the bars and the recipe misses one cell: the control's claim is reproduced qualitatively, the
     recipe's not observed (with the gated FFN named as a departure), and the reading says which statement failed."""
     p = IntrinsicDimensionParameters(rc_cells=[[2, 8], [3, 8]], rc_seeds=[0], rc_double_seeds=[0])
-    cells = [(a, D, 8) for a in ("term curriculum", "oracle attention") for D in (2, 3)]
-    ratio = {**{c: 20.0 for c in cells}, ("term curriculum", 3, 8): 4.0}
+    cells = [(a, D, 8) for a in ("term curriculum", "term curriculum, GeLU FFN", "oracle attention") for D in (2, 3)]
+    ratio = {**{c: 20.0 for c in cells}, ("term curriculum", 3, 8): 4.0, ("term curriculum, GeLU FFN", 2, 8): 2.5}
     part = recipe_part(_results(p, {c: 1e-4 for c in cells}, ratio, 3.0), p)
     control, recipe = part.claims()
     assert control.verdict == "reproduced qualitatively" and control.ours.startswith("20 / 20 at [D, T] = [2, 8] / [3, 8]")
     assert recipe.verdict == "not observed" and "gated FFN is a labelled departure" in recipe.reason
+    assert "(with the GeLU FFN, term curriculum, GeLU FFN: ratio 2.5 / 20, (D,D) NMSE" in recipe.reason
     assert "doubling the budget changed 6 of 6 of its cells" in recipe.reason
     assert part.observed is False and part.recorded()["recipe_prediction_observed"] is False
     text = part.paragraph()
     assert "the term curriculum recipe does not meet the bars at 1 of 2 cells" in text
+    assert "With the papers' GeLU FFN, the same recipe (term curriculum, GeLU FFN) does not meet the bars at 1 of 2" in text
     assert "the recipe meets the bars: failed" in text and "the control meets them: held" in text
     assert "not judged here: the ratio at $D = 2$ grows with $T$" in text and "It is not observed" in text

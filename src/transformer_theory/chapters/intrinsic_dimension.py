@@ -98,6 +98,8 @@ class IntrinsicDimensionParameters(TrainingParameters):
     hc_seeds: Sequence[int] = param((0,), "seeds of each head-count configuration")
     rc_recipe: str = param("term curriculum", "the from-scratch recipe of the recipe part (a name of recipes.RECIPES)")
     rc_control: str = param("oracle attention", "the recipe trained beside it as its control (empty: none)")
+    rc_papers_ffn: str = param("term curriculum, GeLU FFN", "the recipe with the papers' GeLU FFN, trained beside a "
+                                                            "recipe that departs from it (empty: none)")
     rc_cells: Sequence[Sequence[int]] = param(((2, 8), (3, 8), (4, 8), (2, 16)),
                                               "the [D, T] pairs of the recipe part (empty: no recipe part)")
     rc_steps: int = param(32000, "AdamW steps of each recipe-part run")
@@ -119,8 +121,14 @@ class IntrinsicDimensionParameters(TrainingParameters):
                 raise ValueError(f"ls_check_D: {D} is not one of ls_D_values {list(self.ls_D_values)}")
         self._check_recipe_part()
 
+    @property
+    def recipes(self) -> tuple[str, str, str]:
+        """The recipe part's recipes in the order of its table: ``rc_recipe``, ``rc_papers_ffn``, ``rc_control``
+        (an empty name: not trained)."""
+        return self.rc_recipe, self.rc_papers_ffn, self.rc_control
+
     def _check_recipe_part(self) -> None:
-        for name in ("rc_recipe", "rc_control"):
+        for name in ("rc_recipe", "rc_control", "rc_papers_ffn"):
             value = getattr(self, name)
             if not isinstance(value, str) or (value not in RECIPES and (value or name == "rc_recipe")):
                 raise unknown_name("recipe", value, RECIPES, f"{name}: ")
@@ -138,7 +146,7 @@ class IntrinsicDimensionParameters(TrainingParameters):
         positive_ints(self, "rc_steps")
         seed_lists(self, "rc_seeds")
         double_seed_list(self, "rc_seeds", "rc_double_seeds")
-        for name in filter(None, (self.rc_recipe, self.rc_control)):
+        for name in filter(None, self.recipes):
             if "curriculum" in RECIPES[name]:
                 for D, _ in self.rc_cells:
                     term_stages(D, self.rc_steps, RECIPES[name]["curriculum"], "rc_steps")
@@ -238,13 +246,14 @@ def head_count_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list
 
 
 def recipe_part_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
-    """The recipe part: the three head configurations of every [D, T] of ``rc_cells`` on the recipe ``rc_recipe``
-    and on its control ``rc_control`` (:func:`~transformer_theory.chapters.recipes.recipe_runs`), ``rc_steps`` steps,
+    """The recipe part: the three head configurations of every [D, T] of ``rc_cells`` on the recipe ``rc_recipe``,
+    on the same recipe with the papers' FFN ``rc_papers_ffn`` and on its control ``rc_control``
+    (:func:`~transformer_theory.chapters.recipes.recipe_runs`), ``rc_steps`` steps,
     seeds ``rc_seeds``, tagged ``part`` = ``"recipe"`` and ``arm`` (the recipe); then the recipe's doubling check:
     its runs of the seeds ``rc_double_seeds`` at twice the steps (:func:`~transformer_theory.chapters.budget.doubled`).
     Chapter 14 trains the same recipes as controls: a run of both is trained once."""
     p = _params(p)
-    runs = [run for D, T in p.rc_cells for name in filter(None, (p.rc_recipe, p.rc_control))
+    runs = [run for D, T in p.rc_cells for name in filter(None, p.recipes)
             for run in recipe_runs(p.settings(), name, D, T, p.rc_steps, p.rc_seeds, {"part": "recipe"})]
     return runs + doubled(runs, lambda t: t["arm"] == p.rc_recipe and t["seed"] in p.rc_double_seeds)
 

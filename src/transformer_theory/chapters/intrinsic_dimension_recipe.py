@@ -21,7 +21,15 @@ from transformer_theory.chapters.recipes import (CONFIG_NAMES, RECIPE_MAX_FULL, 
 from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE
 
-__all__ = ["RecipePart", "recipe_part", "recipe_prediction_check", "recipe_row", "recipe_table"]
+__all__ = ["ROLES", "RecipePart", "recipe_part", "recipe_prediction_check", "recipe_row", "recipe_table"]
+
+#: The role of each recipe of the part, in the order of ``IntrinsicDimensionParameters.recipes``: the from-scratch
+#: recipe, the same recipe with the papers' FFN (where the recipe departs from it) and the control.
+ROLES = ("recipe", "papers' FFN", "control")
+#: How the reading opens on each role's rows (``{arm}``: the recipe's name).
+_SUBJECTS = {"recipe": "From a random start, the {arm} recipe",
+             "papers' FFN": "With the papers' GeLU FFN, the same recipe ({arm})",
+             "control": "Started at the mechanism, the {arm} control"}
 
 #: The words of each statement of the prediction, as the reading gives them.
 _STATEMENT_WORDS = {"recipe_meets_bars": "the recipe meets the bars", "control_meets_bars": "the control meets them",
@@ -48,16 +56,16 @@ def recipe_row(results: Results, part: str, arm: str, D: int, T: int, steps: int
 
 
 def recipe_table(results: Results, p: IntrinsicDimensionParameters) -> list[dict[str, Any]]:
-    """One :func:`recipe_row` per [D, T] of ``rc_cells`` and recipe (``rc_recipe``, then ``rc_control``), with
-    ``role`` (``"recipe"`` or ``"control"``), ``paper_ratio`` (§4.1's quotient at D, T = 64; ``None`` where the paper
-    has no D), ``bar`` (``MIN_RATIOS``; ``None`` for a D without one) and ``met``: the ratio meets the bar and the
-    (D, D) NMSE is at most ``RECIPE_MAX_FULL`` (``None`` without a bar or a value)."""
+    """One :func:`recipe_row` per [D, T] of ``rc_cells`` and recipe (``rc_recipe``, ``rc_papers_ffn``, then
+    ``rc_control``), with ``role`` (:data:`ROLES`), ``paper_ratio`` (§4.1's quotient at D, T = 64; ``None`` where the
+    paper has no D), ``bar`` (``MIN_RATIOS``; ``None`` for a D without one) and ``met``: the ratio meets the bar and
+    the (D, D) NMSE is at most ``RECIPE_MAX_FULL`` (``None`` without a bar or a value)."""
     paper = {s["D"]: s["paper_ratio"] for s in separation_ratios(
         [{"D": D, "config": name, "nmse": None, "paper_nmse": INTRINSIC_DIMENSION_NMSE[D].get(name)}
          for D in INTRINSIC_DIMENSION_NMSE for name in CONFIG_NAMES.values()])}
     rows = []
     for D, T in p.rc_cells:
-        for role, arm in (("recipe", p.rc_recipe), ("control", p.rc_control)):
+        for role, arm in zip(ROLES, p.recipes):
             if not arm:
                 continue
             row = recipe_row(results, "recipe", arm, D, T, p.rc_steps, p.rc_seeds)
@@ -140,12 +148,20 @@ class RecipePart:
                 "reproduced qualitatively" if all(r["met"] for r in rows) else "not observed",
                 f"our bars: ratio {slashed(r['bar'] for r in rows)} and (D,D) at most {RECIPE_MAX_FULL:g}; {why}"
                 + ("; its gated FFN is a labelled departure from the papers' GeLU FFN"
-                   if RECIPES[arm].get("ffn_kind") == "gated" else "")
+                   + self._papers_ffn(rows) if RECIPES[arm].get("ffn_kind") == "gated" else "")
                 + "; T is shorter than the paper's 64"
                 + (f"; half_gain {_span(gains)}" + (": still learning, a verdict on this budget"
                                                      if min(gains) >= BUDGET_TOLERANCE else "") if gains else "")
                 + (doubling_reason(self.doubling) if role == "recipe" else "") + self._pending()))
         return out
+
+    def _papers_ffn(self, rows: Sequence[dict[str, Any]]) -> str:
+        """`` (with the GeLU FFN: ratio ...)``: the papers'-FFN rows at the cells of ``rows`` ("" without them)."""
+        cells = {(r["D"], r["T"]) for r in rows}
+        same = [r for r in self.rows
+                if r["role"] == "papers' FFN" and (r["D"], r["T"]) in cells and r["ratio"] is not None]
+        return (f" (with the GeLU FFN, {same[0]['arm']}: ratio {slashed(r['ratio'] for r in same)}, (D,D) NMSE "
+                f"{slashed(r['nmse_full'] for r in same)} at [D, T] = {_cells(same)})" if same else "")
 
     def _pending(self) -> str:
         """What the chapter's design trains that these parameters leave out ("" if nothing)."""
@@ -160,18 +176,18 @@ class RecipePart:
     def paragraph(self) -> str:
         """The part in words (MyST): the recipe and its control against the bars, the prediction, the doubling check."""
         p = self.params
-        if not self.rows or any(r["ratio"] is None for r in self.rows):
+        if all(r["ratio"] is None for r in self.rows):
             return "*(The recipe part has no ratio in this profile.)*"
         text = ""
-        for role in ("recipe", "control"):
-            rows = [r for r in self.rows if r["role"] == role]
+        for role in ROLES:
+            rows = [r for r in self.rows if r["role"] == role and r["ratio"] is not None]
             if not rows:
                 continue
             barred = [r for r in rows if r["bar"] is not None]
             met = [r for r in barred if r["met"]]
             one = len(rows) == 1
-            text += (f"**{'From a random start' if role == 'recipe' else 'Started at the mechanism'}, the "
-                     f"{rows[0]['arm']} {role} {'meets' if barred and len(met) == len(barred) else 'does not meet'} "
+            text += (f"**{_SUBJECTS[role].format(arm=rows[0]['arm'])} "
+                     f"{'meets' if barred and len(met) == len(barred) else 'does not meet'} "
                      "the bars" + ("" if len(met) in (0, len(barred)) else f" at {len(met)} of {len(barred)} cells")
                      + ".** " + f"Its ratio{' is' if one else 's are'} {slashed(r['ratio'] for r in rows)} and its "
                      f"$(D, D)$ NMSE {slashed(r['nmse_full'] for r in rows)} at $[D, T]$ = {_cells(rows)} (best over "
