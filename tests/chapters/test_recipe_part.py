@@ -4,6 +4,8 @@ bars and its committed prediction judged statement by statement."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from conftest import run_record
@@ -75,6 +77,18 @@ def test_the_recipe_part_can_leave_out_the_control_the_doubling_and_itself() -> 
 def test_bad_recipe_parameters_name_the_problem(values, message) -> None:
     with pytest.raises(ValueError, match=message):
         IntrinsicDimensionParameters(**values)
+
+
+def test_the_clipped_curriculum_changes_only_the_gradient_clip() -> None:
+    """``term curriculum, clipped`` (CLIPPED_PREDICTION) is the term curriculum with each model's gradient norm clipped
+    at 1: same models, stages and settings otherwise; no other recipe clips (their run keys are unchanged)."""
+    settings = IntrinsicDimensionParameters().settings()
+    plain, clipped = (recipe_runs(settings, name, 4, 8, 32000, [0], {}) for name in ("term curriculum",
+                                                                                       "term curriculum, clipped"))
+    assert [r.config.grad_clip for r in clipped] == [1.0] * 3
+    assert [replace(r.config, grad_clip=None) for r in clipped] == [r.config for r in plain]
+    assert all(r.config.grad_clip is None for name in RECIPES if name != "term curriculum, clipped"
+               for r in recipe_runs(settings, name, 2, 8, 1000, [0], {}))
 
 
 def test_an_unknown_recipe_is_refused_by_the_run_builder() -> None:

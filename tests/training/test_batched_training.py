@@ -22,7 +22,8 @@ def relative_difference(a, b) -> float:
 
 
 def plain_loop(run) -> list[float]:
-    """The textbook loop: one model, torch's AdamW, the same schedule, weight decay on weight matrices."""
+    """The textbook loop: one model, torch's AdamW, the same schedule, weight decay on weight matrices, and the run's
+    ``grad_clip`` by ``torch.nn.utils.clip_grad_norm_``."""
     torch.set_num_threads(1)
     model = init_model(run.model, run.seed)
     data = RunData(run)
@@ -38,6 +39,8 @@ def plain_loop(run) -> list[float]:
         optimizer.zero_grad()
         loss = ((model(torch.from_numpy(X).float()) - torch.from_numpy(y).float()) ** 2).mean()
         loss.backward()
+        if run.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(params, run.grad_clip)
         optimizer.step()
         losses.append(loss.item())
     return losses

@@ -8,7 +8,7 @@ import pytest
 
 from transformer_theory.training import RunConfig, Task, TrainOptions, train_task
 from transformer_theory.training.data import RunData
-from tests.training.tiny_runs import QUIET, restore_threads, tiny_run  # noqa: F401 (fixture)
+from tiny_runs import QUIET, restore_threads, tiny_run  # noqa: F401 (fixture)
 
 
 def test_each_stage_trains_on_the_leading_terms_standardised_on_their_own() -> None:

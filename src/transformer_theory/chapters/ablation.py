@@ -84,7 +84,8 @@ DOUBLING_PREDICTION = ("both doubled arms were still learning: doubling the budg
 #: Each control is judged at equal budget against the control it changes one thing of.
 CONTROL_REFERENCE: dict[str, str] = {"oracle attention": "random start", "gated FFN": "random start",
                                      "paper optimiser": "random start", "term curriculum": "gated FFN",
-                                     "term curriculum, GeLU FFN": "random start"}
+                                     "term curriculum, GeLU FFN": "random start",
+                                     "term curriculum, clipped": "term curriculum"}
 
 #: The bars of the controls (§4.1's sharp transition, as this book judges it): a control "represents" the
 #: mechanism at D when its (D, D) NMSE is at most ``max_full`` and its ratio at least ``min_ratio``.

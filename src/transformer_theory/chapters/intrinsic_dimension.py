@@ -48,12 +48,12 @@ from transformer_theory.chapters.recipes import (CONFIG_NAMES, RECIPE_MAX_FULL, 
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, double_seed_list, int_lists, param,
                                                     positive_ints, seed_lists, setting)
 
-__all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD",
-           "IntrinsicDimensionParameters", "claim_verdicts", "claims", "head_count_runs",
-           "head_count_table", "intrinsic_dimension_runs", "long_schedule_runs", "recipe_part_runs", "model_retrieval_agreement",
-           "nmse_table", "prediction", "prediction_table", "predictions", "ratio_rises_with_length",
-           "ratios_during_training", "retrieval_agreement", "retrieval_summary", "retrieval_table", "runs",
-           "separation_ratios", "sequence_length_runs", "sequence_length_table", "tables"]
+__all__ = ["DEFAULTS", "EXPERIMENT", "MIN_RATIOS", "PAIRWISE_PARTS", "RETRIEVAL_THRESHOLD", "claim_verdicts", "claims",
+           "head_count_runs", "head_count_table", "intrinsic_dimension_runs", "IntrinsicDimensionParameters",
+           "long_schedule_runs", "model_retrieval_agreement", "nmse_table", "prediction", "prediction_table",
+           "predictions", "ratio_rises_with_length", "ratios_during_training", "recipe_part_runs",
+           "retrieval_agreement", "retrieval_summary", "retrieval_table", "runs", "separation_ratios",
+           "sequence_length_runs", "sequence_length_table", "tables"]
 
 #: The chapter's criteria, fixed before any run was read (the issue's bars): for each D, both configurations
 #: that miss a head reach at least this many times the best validation NMSE of (D, D) (book profile). For
@@ -98,8 +98,7 @@ class IntrinsicDimensionParameters(TrainingParameters):
     hc_seeds: Sequence[int] = param((0,), "seeds of each head-count configuration")
     rc_recipe: str = param("term curriculum", "the from-scratch recipe of the recipe part (a name of recipes.RECIPES)")
     rc_control: str = param("oracle attention", "the recipe trained beside it as its control (empty: none)")
-    rc_papers_ffn: str = param("term curriculum, GeLU FFN", "the recipe with the papers' GeLU FFN, trained beside a "
-                                                            "recipe that departs from it (empty: none)")
+    rc_papers_ffn: str = param("term curriculum, GeLU FFN", "the recipe with the papers' GeLU FFN beside it (empty: none)")
     rc_cells: Sequence[Sequence[int]] = param(((2, 8), (3, 8), (4, 8), (2, 16)),
                                               "the [D, T] pairs of the recipe part (empty: no recipe part)")
     rc_steps: int = param(32000, "AdamW steps of each recipe-part run")
@@ -123,8 +122,7 @@ class IntrinsicDimensionParameters(TrainingParameters):
 
     @property
     def recipes(self) -> tuple[str, str, str]:
-        """The recipe part's recipes in the order of its table: ``rc_recipe``, ``rc_papers_ffn``, ``rc_control``
-        (an empty name: not trained)."""
+        """``rc_recipe``, ``rc_papers_ffn``, ``rc_control``: the recipe part's recipes (empty: not trained)."""
         return self.rc_recipe, self.rc_papers_ffn, self.rc_control
 
     def _check_recipe_part(self) -> None:
@@ -246,12 +244,11 @@ def head_count_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list
 
 
 def recipe_part_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
-    """The recipe part: the three head configurations of every [D, T] of ``rc_cells`` on the recipe ``rc_recipe``,
-    on the same recipe with the papers' FFN ``rc_papers_ffn`` and on its control ``rc_control``
-    (:func:`~transformer_theory.chapters.recipes.recipe_runs`), ``rc_steps`` steps,
-    seeds ``rc_seeds``, tagged ``part`` = ``"recipe"`` and ``arm`` (the recipe); then the recipe's doubling check:
-    its runs of the seeds ``rc_double_seeds`` at twice the steps (:func:`~transformer_theory.chapters.budget.doubled`).
-    Chapter 14 trains the same recipes as controls: a run of both is trained once."""
+    """The recipe part: the three head configurations of every [D, T] of ``rc_cells`` on each recipe of
+    ``p.recipes`` (:func:`~transformer_theory.chapters.recipes.recipe_runs`), ``rc_steps`` steps, seeds ``rc_seeds``,
+    tagged ``part`` = ``"recipe"`` and ``arm`` (the recipe); then the recipe's doubling check: its runs of the seeds
+    ``rc_double_seeds`` at twice the steps (:func:`~transformer_theory.chapters.budget.doubled`). Chapter 14 trains
+    the same recipes as controls: a run of both is trained once."""
     p = _params(p)
     runs = [run for D, T in p.rc_cells for name in filter(None, p.recipes)
             for run in recipe_runs(p.settings(), name, D, T, p.rc_steps, p.rc_seeds, {"part": "recipe"})]
@@ -590,8 +587,7 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
 
 def claim_verdicts(ratios: Sequence[Mapping[str, Any]], rising: Mapping[str, bool | None],
                    long_ratios: Sequence[Mapping[str, Any]]) -> dict[str, bool]:
-    """:func:`claims` from the tables: the :func:`separation_ratios` of the main part and of the longer schedule and
-    :func:`ratio_rises_with_length` of the sequence-length part."""
+    """:func:`claims` from the :func:`separation_ratios` (main part, longer schedule), :func:`ratio_rises_with_length`."""
     return applicable({**{f"criterion_met_d{s['D']}": s["met"] for s in ratios},
                        **{claim_name("sequence_length_rises", pair): v for pair, v in rising.items()},
                        "sequence_length_observed": all(v is True for v in rising.values()),

@@ -41,7 +41,8 @@ class RunConfig:
     fresh batch every step; an integer fixes a training set of that size (shuffled every epoch).
     Validation: NMSE = MSE / Var(y) on ``val_size`` held-out samples every ``eval_every`` steps and at
     the end (InfoFlow §4; the predecessor's Appendix B.1.1). Targets are standardised for training.
-    ``seed`` fixes the initialisation and every data draw.
+    ``seed`` fixes the initialisation and every data draw. ``term_stages`` trains on the target's leading terms
+    before the full target (a curriculum); ``grad_clip`` bounds each model's gradient norm (``None``: no clipping).
     """
 
     model: TransformerConfig
@@ -62,6 +63,7 @@ class RunConfig:
     init: str = "random"
     init_sharpness: float = 20.0
     term_stages: tuple[int, ...] = ()
+    grad_clip: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, TransformerConfig):
@@ -99,6 +101,8 @@ class RunConfig:
         if any(b <= a for a, b in zip(stages, stages[1:])) or (stages and stages[-1] >= self.steps):
             raise ValueError(f"term_stages must increase strictly and end before steps = {self.steps}, got "
                              f"{list(stages)}")
+        if self.grad_clip is not None:
+            object.__setattr__(self, "grad_clip", positive_real("grad_clip", self.grad_clip))
         if self.init == "oracle" or stages:
             self._check_target_structure()
 
@@ -138,6 +142,8 @@ class RunConfig:
             del data["init"], data["init_sharpness"]
         if not self.term_stages:
             del data["term_stages"]
+        if self.grad_clip is None:
+            del data["grad_clip"]
         return _plain(data)
 
     @classmethod

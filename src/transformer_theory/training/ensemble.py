@@ -110,6 +110,17 @@ class Ensemble:
         return [{"params": [p for p in params if p.dim() >= 3], "weight_decay": weight_decay},
                 {"params": [p for p in params if p.dim() < 3], "weight_decay": 0.0}]
 
+    def clip_grad_norms(self, max_norm: float) -> torch.Tensor:
+        """Scale each model's gradients (the slices of the model axis) so that its norm over all its parameters is at
+        most ``max_norm``, as ``torch.nn.utils.clip_grad_norm_`` would on that model alone; the models stay
+        independent. Returns the norms before clipping (one per model)."""
+        grads = [p.grad for p in self.module.parameters() if p.grad is not None]
+        norms = torch.sqrt(sum(g.reshape(len(self.runs), -1).pow(2).sum(dim=1) for g in grads))
+        scale = (max_norm / (norms + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(scale.view(-1, *[1] * (g.dim() - 1)))
+        return norms
+
     def state_dict(self, index: int) -> dict[str, torch.Tensor]:
         """The parameters of model ``index`` in its own (unpadded) shapes, on the CPU."""
         params = dict(self.module.named_parameters())

@@ -1,7 +1,8 @@
 """Training one task: its runs' models trained together, evaluated, checkpointed and stored.
 
-AdamW (elementwise, no gradient clipping, so the models do not interact) on the sum of the per-model
-mean squared errors of the standardised target, with :func:`~transformer_theory.training.schedule.learning_rate`;
+AdamW (elementwise; a run's ``grad_clip`` bounds each model's gradient norm alone, so the models do not interact) on
+the sum of the per-model mean squared errors of the standardised target, with
+:func:`~transformer_theory.training.schedule.learning_rate`;
 validation NMSE every ``eval_every`` steps and at the last step; the best validation NMSE is the
 reported statistic (InfoFlow §4; the predecessor's Appendix B.1.1). Like minGPT's trainer this module
 knows no task: the data come from :class:`~transformer_theory.training.data.RunData`.
@@ -134,6 +135,8 @@ def train_task(task: Task, store: RunStore | None = None, options: TrainOptions 
         optimizer.zero_grad(set_to_none=True)
         total, per_model = loss_function(x, y)
         total.backward()
+        if first.grad_clip is not None:
+            ensemble.clip_grad_norms(first.grad_clip)
         optimizer.step()
         loss_sum += per_model.detach().double()
         loss_count += 1
