@@ -34,7 +34,8 @@ TINY_INTRINSIC = {"steps": 20, "warmup": 5, "eval_every": 10, "batch_size": 32, 
                   "ffn_width_per_D": 4, "embed_dim_per_D": 8, "encoder_width": 8, "head_dim": 4, "seq_len": 8,
                   "D_values": [2], "sl_seq_lens": [8], "ls_D_values": [2], "ls_steps": 30, "ls_seeds": [0],
                   "ls_check_D": [2], "ls_check_seeds": [0], "hc_heads": [1], "hc_seq_lens": [8], "hc_head_dim": 4,
-                  "hc_ffn_width": 8, "hc_steps": 20, "hc_train_size": 64, "hc_seeds": [0], "rc_cells": []}
+                  "hc_ffn_width": 8, "hc_steps": 20, "hc_train_size": 64, "hc_seeds": [0], "rc_cells": [],
+                  "rc_candidate_cells": []}
 
 
 def run_record(best_nmse: float | None = None, *, history: dict[str, list] | None = None,

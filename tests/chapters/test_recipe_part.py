@@ -19,11 +19,12 @@ from transformer_theory.chapters.intrinsic_dimension_recipe import (recipe_part,
 from transformer_theory.chapters.recipes import (RECIPE_MAX_FULL, RECIPE_STATEMENTS, RECIPES, head_configs,
                                                  recipe_runs, term_stages)
 
-ONE_CELL = {"rc_cells": [[3, 8]], "rc_seeds": [0], "rc_double_seeds": []}
+ONE_CELL = {"rc_cells": [[3, 8]], "rc_seeds": [0], "rc_double_seeds": [], "rc_candidate_cells": []}
 
 
 def test_the_part_trains_the_recipe_and_its_control_at_every_cell_and_doubles_the_recipe() -> None:
-    p = IntrinsicDimensionParameters(rc_cells=[[2, 8], [3, 16]], rc_seeds=[0, 1], rc_double_seeds=[1])
+    p = IntrinsicDimensionParameters(rc_cells=[[2, 8], [3, 16]], rc_seeds=[0, 1], rc_double_seeds=[1],
+                                     rc_candidate_cells=[])
     runs = recipe_part_runs(p)
     own = [r for r in runs if r.tags["part"] == "recipe"]
     assert len(own) == 2 * 3 * 3 * 2  # cells x recipes x configurations x seeds
@@ -57,7 +58,8 @@ def test_the_recipe_part_can_leave_out_the_control_the_doubling_and_itself() -> 
     assert {r.tags["arm"] for r in runs} == {"term curriculum", "term curriculum, GeLU FFN"} and len(runs) == 6
     runs = recipe_part_runs(IntrinsicDimensionParameters(rc_control="", rc_papers_ffn="", **ONE_CELL))
     assert {r.tags["arm"] for r in runs} == {"term curriculum"} and len(runs) == 3
-    p = IntrinsicDimensionParameters(rc_cells=[])
+    assert len(recipe_part_runs(IntrinsicDimensionParameters(rc_cells=[]))) == 3 * 2  # the candidate alone
+    p = IntrinsicDimensionParameters(rc_cells=[], rc_candidate_cells=[])
     assert recipe_part_runs(p) == [] and recipe_part([], p).paragraph().startswith("*(The recipe part has no ratio")
     assert recipe_part([], p).claims() == []
 
@@ -98,9 +100,10 @@ def test_an_unknown_recipe_is_refused_by_the_run_builder() -> None:
 
 
 def _results(p: IntrinsicDimensionParameters, full: dict[tuple, float], ratio: dict[tuple, float],
-             doubled_change: float | None = None) -> list[RunResult]:
+             doubled_change: float | None = None, late: float | None = None) -> list[RunResult]:
     """The part's runs with best NMSE ``full[arm, D, T]`` for (D, D) and ``ratio[arm, D, T]`` times it for a missing
-    head (a cell not in ``full``: not trained); the doubled runs ``doubled_change`` times lower."""
+    head (a cell not in ``full``: not trained); the doubled runs ``doubled_change`` times lower; with ``late``, every
+    history is 5 at step 500, ``late`` at step 1 000 and the best NMSE at step 2 000."""
     out = []
     for run in recipe_part_runs(p):
         t = run.tags
@@ -110,7 +113,9 @@ def _results(p: IntrinsicDimensionParameters, full: dict[tuple, float], ratio: d
         v = full[cell] * (1 if t["h1"] == t["h2"] == t["D"] else ratio[cell])
         if t["part"] == DOUBLE_PART:
             v /= doubled_change
-        out.append(RunResult(t, run_record(v, history={"step": [1, 2], "val_nmse": [2 * v, v]})))
+        history = ({"step": [1, 2], "val_nmse": [2 * v, v]} if late is None else
+                   {"step": [500, 1000, 2000], "val_nmse": [5.0, late, v]})
+        out.append(RunResult(t, run_record(v, history=history)))
     return out
 
 
@@ -172,3 +177,26 @@ def test_the_claims_and_the_reading_say_what_the_part_shows() -> None:
     assert "With the papers' GeLU FFN, the same recipe (term curriculum, GeLU FFN) does not meet the bars at 1 of 2" in text
     assert "the recipe meets the bars: failed" in text and "the control meets them: held" in text
     assert "not judged here: the ratio at $D = 2$ grows with $T$" in text and "It is not observed" in text
+
+
+@pytest.mark.parametrize("late, held", [(0.5, True), (3.0, False)])
+def test_the_candidates_prediction_is_judged_at_d4_against_the_recipe(late, held) -> None:
+    """CLIPPED_PREDICTION: the clipped curriculum meets the D = 4 bar, the unclipped one misses it, and the clipped
+    (D, D) model's validation NMSE stays at most 1 from step 1 000 on (a spike of 3 fails it)."""
+    p = IntrinsicDimensionParameters(rc_cells=[[4, 8]], rc_seeds=[0], rc_double_seeds=[], rc_control="",
+                                     rc_papers_ffn="")
+    full = {("term curriculum", 4, 8): 0.22, ("term curriculum, clipped", 4, 8): 2e-5}
+    ratio = {("term curriculum", 4, 8): 1.6, ("term curriculum, clipped", 4, 8): 130.0}
+    part = recipe_part(_results(p, full, ratio, late=late), p)
+    assert part.clipped == {"candidate_meets_bar": True, "recipe_misses_bar": True, "no_spike": held, "held": held,
+                            "largest_late_nmse": pytest.approx(late)}
+    claim = part.claims()[-1]
+    assert claim.verdict == ("reproduced" if held else "not observed") and "ratio 130, (D,D) NMSE 2e-05" in claim.ours
+    assert f"The candidate's prediction** (`CLIPPED_PREDICTION`, committed before its runs) is " \
+           f"{'observed' if held else 'not observed'}" in part.paragraph()
+    other = IntrinsicDimensionParameters(**{**{k: getattr(p, k) for k in ("rc_cells", "rc_seeds", "rc_double_seeds",
+                                                                         "rc_control", "rc_papers_ffn")},
+                                          "rc_candidate": "gated FFN"})
+    unjudged = recipe_part(_results(other, {**full, ("gated FFN", 4, 8): 2e-5}, {**ratio, ("gated FFN", 4, 8): 9.0},
+                                    late=late), other)
+    assert unjudged.clipped["held"] is None and all(c.source != "this book's own" for c in unjudged.claims())

@@ -48,3 +48,13 @@ def test_a_record_is_frozen() -> None:
 def test_the_training_package_exports_it() -> None:
     assert training.RunRecord is record_module.RunRecord and training.History is record_module.History
     assert {"History", "RunRecord"} <= set(training.__all__) and "RunRecord" in dir(training)
+
+
+def test_a_context_records_an_analysis_values_at_once(tmp_path) -> None:
+    from transformer_theory.training.context import Context
+
+    context = Context.for_profile("smoke", tmp_path / "runs")
+    context.record_all({"ratio": 1005.4, "table": [{"D": 2}]})
+    assert context.results.values == {"ratio": 1005.4, "table": [{"D": 2}]}
+    with pytest.raises(ValueError, match="name must be a non-empty string"):
+        context.record_all({"": 1})

@@ -44,7 +44,7 @@ from transformer_theory.chapters.experiment import (Experiment, ExperimentRun, R
                                                     best_over_seeds, claim_name, experiment_run, infoflow_model)
 from transformer_theory.chapters.budget import doubled
 from transformer_theory.chapters.recipes import (CONFIG_NAMES, RECIPE_MAX_FULL, RECIPE_PREDICTION, RECIPES,
-                                                 head_configs, recipe_runs, term_stages)
+                                                 head_configs, recipe_cells, recipe_runs, term_stages)
 from transformer_theory.chapters.parameters import (TrainingParameters, defaults, double_seed_list, int_lists, param,
                                                     positive_ints, seed_lists, setting)
 
@@ -98,9 +98,13 @@ class IntrinsicDimensionParameters(TrainingParameters):
     hc_seeds: Sequence[int] = param((0,), "seeds of each head-count configuration")
     rc_recipe: str = param("term curriculum", "the from-scratch recipe of the recipe part (a name of recipes.RECIPES)")
     rc_control: str = param("oracle attention", "the recipe trained beside it as its control (empty: none)")
-    rc_papers_ffn: str = param("term curriculum, GeLU FFN", "the recipe with the papers' GeLU FFN beside it (empty: none)")
+    rc_papers_ffn: str = param("term curriculum, GeLU FFN",
+                               "the recipe with the papers' GeLU FFN beside it (empty: none)")
     rc_cells: Sequence[Sequence[int]] = param(((2, 8), (3, 8), (4, 8), (2, 16)),
                                               "the [D, T] pairs of the recipe part (empty: no recipe part)")
+    rc_candidate: str = param("term curriculum, clipped",
+                              "a candidate recipe trained at rc_candidate_cells (empty: none)")
+    rc_candidate_cells: Sequence[Sequence[int]] = param(((4, 8),), "the [D, T] pairs of the candidate (empty: none)")
     rc_steps: int = param(32000, "AdamW steps of each recipe-part run")
     rc_seeds: Sequence[int] = param((0, 1), "seeds of each recipe-part configuration")
     rc_double_seeds: Sequence[int] = param((0,), "seeds of the recipe's doubling check, at twice rc_steps (empty: none)")
@@ -126,28 +130,19 @@ class IntrinsicDimensionParameters(TrainingParameters):
         return self.rc_recipe, self.rc_papers_ffn, self.rc_control
 
     def _check_recipe_part(self) -> None:
-        for name in ("rc_recipe", "rc_control", "rc_papers_ffn"):
+        for name in ("rc_recipe", "rc_control", "rc_papers_ffn", "rc_candidate"):
             value = getattr(self, name)
             if not isinstance(value, str) or (value not in RECIPES and (value or name == "rc_recipe")):
                 raise unknown_name("recipe", value, RECIPES, f"{name}: ")
-        cells = self.rc_cells
-        if isinstance(cells, (str, bytes)) or not isinstance(cells, Sequence):
-            raise ValueError(f"rc_cells must be a list of [D, T] pairs (empty: no recipe part), got {cells!r}")
-        for i, cell in enumerate(cells):
-            if isinstance(cell, (str, bytes)) or not isinstance(cell, Sequence) or len(cell) != 2:
-                raise ValueError(f"rc_cells[{i}] must be a pair [D, T], got {cell!r}")
-            if positive_int(f"rc_cells[{i}] D", cell[0]) < 2:
-                raise ValueError(f"rc_cells[{i}]: D must be at least 2 (the configuration (D-1, D) needs a head), "
-                                 f"got {cell[0]}")
-            positive_int(f"rc_cells[{i}] T", cell[1])
-        object.__setattr__(self, "rc_cells", tuple((int(D), int(T)) for D, T in cells))
+        object.__setattr__(self, "rc_cells", recipe_cells("rc_cells", self.rc_cells))
+        object.__setattr__(self, "rc_candidate_cells", recipe_cells("rc_candidate_cells", self.rc_candidate_cells))
         positive_ints(self, "rc_steps")
         seed_lists(self, "rc_seeds")
         double_seed_list(self, "rc_seeds", "rc_double_seeds")
-        for name in filter(None, self.recipes):
-            if "curriculum" in RECIPES[name]:
-                for D, _ in self.rc_cells:
-                    term_stages(D, self.rc_steps, RECIPES[name]["curriculum"], "rc_steps")
+        for name, cells in [(n, self.rc_cells) for n in filter(None, self.recipes)] + [
+                (self.rc_candidate, self.rc_candidate_cells)] * bool(self.rc_candidate):
+            for D, _ in cells if "curriculum" in RECIPES[name] else ():
+                term_stages(D, self.rc_steps, RECIPES[name]["curriculum"], "rc_steps")
 
 
 #: The chapter's defaults as its notebook's parameters cell holds them (lists, not tuples).
@@ -245,12 +240,15 @@ def head_count_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list
 
 def recipe_part_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
     """The recipe part: the three head configurations of every [D, T] of ``rc_cells`` on each recipe of
-    ``p.recipes`` (:func:`~transformer_theory.chapters.recipes.recipe_runs`), ``rc_steps`` steps, seeds ``rc_seeds``,
+    ``p.recipes``, and of ``rc_candidate_cells`` on ``rc_candidate``
+    (:func:`~transformer_theory.chapters.recipes.recipe_runs`), ``rc_steps`` steps, seeds ``rc_seeds``,
     tagged ``part`` = ``"recipe"`` and ``arm`` (the recipe); then the recipe's doubling check: its runs of the seeds
     ``rc_double_seeds`` at twice the steps (:func:`~transformer_theory.chapters.budget.doubled`). Chapter 14 trains
     the same recipes as controls: a run of both is trained once."""
     p = _params(p)
-    runs = [run for D, T in p.rc_cells for name in filter(None, p.recipes)
+    cells = [(D, T, name) for D, T in p.rc_cells for name in filter(None, p.recipes)] + [
+        (D, T, p.rc_candidate) for D, T in p.rc_candidate_cells if p.rc_candidate]
+    runs = [run for D, T, name in cells
             for run in recipe_runs(p.settings(), name, D, T, p.rc_steps, p.rc_seeds, {"part": "recipe"})]
     return runs + doubled(runs, lambda t: t["arm"] == p.rc_recipe and t["seed"] in p.rc_double_seeds)
 
@@ -587,7 +585,7 @@ def claims(results: Results, parameters: Mapping[str, Any], store: RunStore) -> 
 
 def claim_verdicts(ratios: Sequence[Mapping[str, Any]], rising: Mapping[str, bool | None],
                    long_ratios: Sequence[Mapping[str, Any]]) -> dict[str, bool]:
-    """:func:`claims` from the :func:`separation_ratios` (main part, longer schedule), :func:`ratio_rises_with_length`."""
+    """:func:`claims` from :func:`separation_ratios` (main part, longer schedule), :func:`ratio_rises_with_length`."""
     return applicable({**{f"criterion_met_d{s['D']}": s["met"] for s in ratios},
                        **{claim_name("sequence_length_rises", pair): v for pair, v in rising.items()},
                        "sequence_length_observed": all(v is True for v in rising.values()),
@@ -595,6 +593,6 @@ def claim_verdicts(ratios: Sequence[Mapping[str, Any]], rising: Mapping[str, boo
 
 
 #: Parameters a profile may set to an empty list (the part is left out).
-OPTIONAL_PARTS = ("rc_cells", "rc_double_seeds")
+OPTIONAL_PARTS = ("rc_cells", "rc_candidate_cells", "rc_double_seeds")
 
 EXPERIMENT = Experiment("10_intrinsic_dimension", DEFAULTS, runs, predictions, tables, claims, OPTIONAL_PARTS)

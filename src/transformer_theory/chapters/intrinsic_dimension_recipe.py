@@ -16,12 +16,13 @@ from transformer_theory.chapters.experiment import Results, best_over_seeds, hal
 from transformer_theory.chapters.intrinsic_dimension import (EXPERIMENT, MIN_RATIOS, IntrinsicDimensionParameters,
                                                              separation_ratios)
 from transformer_theory.chapters.prose import enumerated, significant, slashed
-from transformer_theory.chapters.recipes import (CONFIG_NAMES, RECIPE_MAX_FULL, RECIPE_STATEMENTS, RECIPES,
-                                                 head_configs)
+from transformer_theory.chapters.recipes import (CLIPPED_PREDICTION, CONFIG_NAMES, RECIPE_MAX_FULL,
+                                                 RECIPE_STATEMENTS, RECIPES, head_configs)
 from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE
 
-__all__ = ["ROLES", "RecipePart", "recipe_part", "recipe_prediction_check", "recipe_row", "recipe_table"]
+__all__ = ["ROLES", "RecipePart", "clipped_check", "recipe_part", "recipe_prediction_check", "recipe_row",
+           "recipe_table"]
 
 #: The role of each recipe of the part, in the order of ``IntrinsicDimensionParameters.recipes``: the from-scratch
 #: recipe, the same recipe with the papers' FFN (where the recipe departs from it) and the control.
@@ -29,7 +30,13 @@ ROLES = ("recipe", "papers' FFN", "control")
 #: How the reading opens on each role's rows (``{arm}``: the recipe's name).
 _SUBJECTS = {"recipe": "From a random start, the {arm} recipe",
              "papers' FFN": "With the papers' GeLU FFN, the same recipe ({arm})",
-             "control": "Started at the mechanism, the {arm} control"}
+             "control": "Started at the mechanism, the {arm} control",
+             "candidate": "A candidate from a random start, the {arm} recipe,"}
+_CLIPPED_WORDS = {"candidate_meets_bar": "the clipped curriculum meets the bar at $D = 4$",
+                  "recipe_misses_bar": "the unclipped one misses it", "no_spike": "no loss spike"}
+#: The cell of :data:`~transformer_theory.chapters.recipes.CLIPPED_PREDICTION`, and the step from which its (D, D)
+#: model's validation NMSE must stay at most 1.
+CLIPPED_CELL, CLIPPED_FROM_STEP = (4, 8), 1000
 
 #: The words of each statement of the prediction, as the reading gives them.
 _STATEMENT_WORDS = {"recipe_meets_bars": "the recipe meets the bars", "control_meets_bars": "the control meets them",
@@ -57,23 +64,21 @@ def recipe_row(results: Results, part: str, arm: str, D: int, T: int, steps: int
 
 def recipe_table(results: Results, p: IntrinsicDimensionParameters) -> list[dict[str, Any]]:
     """One :func:`recipe_row` per [D, T] of ``rc_cells`` and recipe (``rc_recipe``, ``rc_papers_ffn``, then
-    ``rc_control``), with ``role`` (:data:`ROLES`), ``paper_ratio`` (§4.1's quotient at D, T = 64; ``None`` where the
+    ``rc_control``), then per [D, T] of ``rc_candidate_cells`` on ``rc_candidate`` (role ``"candidate"``), with
+    ``role`` (:data:`ROLES`), ``paper_ratio`` (§4.1's quotient at D, T = 64; ``None`` where the
     paper has no D), ``bar`` (``MIN_RATIOS``; ``None`` for a D without one) and ``met``: the ratio meets the bar and
     the (D, D) NMSE is at most ``RECIPE_MAX_FULL`` (``None`` without a bar or a value)."""
     paper = {s["D"]: s["paper_ratio"] for s in separation_ratios(
         [{"D": D, "config": name, "nmse": None, "paper_nmse": INTRINSIC_DIMENSION_NMSE[D].get(name)}
          for D in INTRINSIC_DIMENSION_NMSE for name in CONFIG_NAMES.values()])}
-    rows = []
-    for D, T in p.rc_cells:
-        for role, arm in zip(ROLES, p.recipes):
-            if not arm:
-                continue
-            row = recipe_row(results, "recipe", arm, D, T, p.rc_steps, p.rc_seeds)
-            bar = MIN_RATIOS.get(D)
-            met = (None if bar is None or row["ratio"] is None
-                   else bool(row["ratio"] >= bar and row["nmse_full"] <= RECIPE_MAX_FULL))
-            rows.append({"role": role, **row, "paper_ratio": paper.get(D), "bar": bar, "met": met})
-    return rows
+    def row(role: str, arm: str, D: int, T: int) -> dict[str, Any]:
+        r, bar = recipe_row(results, "recipe", arm, D, T, p.rc_steps, p.rc_seeds), MIN_RATIOS.get(D)
+        met = (None if bar is None or r["ratio"] is None
+               else bool(r["ratio"] >= bar and r["nmse_full"] <= RECIPE_MAX_FULL))
+        return {"role": role, **r, "paper_ratio": paper.get(D), "bar": bar, "met": met}
+
+    return ([row(role, arm, D, T) for D, T in p.rc_cells for role, arm in zip(ROLES, p.recipes) if arm]
+            + [row("candidate", p.rc_candidate, D, T) for D, T in p.rc_candidate_cells if p.rc_candidate])
 
 
 def recipe_prediction_check(rows: Sequence[dict[str, Any]], check: DoublingCheck) -> dict[str, bool | None]:
@@ -93,6 +98,27 @@ def recipe_prediction_check(rows: Sequence[dict[str, Any]], check: DoublingCheck
                                         all(learning) if learning else None)))
 
 
+def clipped_check(rows: Sequence[dict[str, Any]], results: Results, p: IntrinsicDimensionParameters) -> dict[str, Any]:
+    """:data:`~transformer_theory.chapters.recipes.CLIPPED_PREDICTION` judged at :data:`CLIPPED_CELL` (all ``None``
+    unless ``rc_candidate`` is ``term curriculum, clipped`` and its cell is trained): ``candidate_meets_bar``,
+    ``recipe_misses_bar``, ``no_spike`` (the candidate's (D, D) validation NMSE at most 1 from
+    :data:`CLIPPED_FROM_STEP` on, best seed), ``held`` (all three), and ``largest_late_nmse`` (that largest value)."""
+    at = {r["role"]: r for r in rows if (r["D"], r["T"]) == CLIPPED_CELL}
+    D, T = CLIPPED_CELL
+    full = [r for r in results if r.tags["part"] == "recipe" and r.tags.get("arm") == p.rc_candidate
+            and (r.tags["D"], r.tags["T"], r.tags["h1"], r.tags["h2"]) == (D, T, D, D) and r.tags["seed"] in p.rc_seeds]
+    if p.rc_candidate != "term curriculum, clipped" or "candidate" not in at or not full:
+        return {"candidate_meets_bar": None, "recipe_misses_bar": None, "no_spike": None, "held": None,
+                "largest_late_nmse": None}
+    best = min(full, key=lambda r: r.best_nmse if r.best_nmse is not None else float("inf")).record.history
+    late = [v for s, v in zip(best.step, best.val_nmse) if s >= CLIPPED_FROM_STEP]
+    largest = None if not late or None in late else max(late)
+    check = {"candidate_meets_bar": at["candidate"]["met"],
+             "recipe_misses_bar": None if at.get("recipe", {}).get("met") is None else not at["recipe"]["met"],
+             "no_spike": None if largest is None else largest <= 1}
+    return {**check, "held": None if None in check.values() else all(check.values()), "largest_late_nmse": largest}
+
+
 def _span(values: Sequence[float]) -> str:
     """``1.2 to 3.4``, or ``1.2`` for one value."""
     lo, hi = significant(min(values)), significant(max(values))
@@ -107,12 +133,14 @@ def _cells(rows: Sequence[dict[str, Any]]) -> str:
 @dataclass(frozen=True)
 class RecipePart:
     """The recipe part of chapter 10 under parameters ``params``: the ``rows`` of :func:`recipe_table`, the recipe's
-    ``doubling`` check and the committed ``prediction`` judged (:func:`recipe_prediction_check`)."""
+    ``doubling`` check, the committed ``prediction`` judged (:func:`recipe_prediction_check`) and the candidate's
+    committed prediction judged (``clipped``, :func:`clipped_check`)."""
 
     params: IntrinsicDimensionParameters
     rows: list[dict[str, Any]]
     doubling: DoublingCheck
     prediction: dict[str, bool | None]
+    clipped: dict[str, Any]
 
     @property
     def observed(self) -> bool | None:
@@ -123,7 +151,8 @@ class RecipePart:
     def recorded(self) -> dict[str, Any]:
         """The values the chapter records for this part, by name."""
         return {"recipe_table": self.rows, "recipe_doubling": self.doubling.to_dict(),
-                "recipe_prediction": self.prediction, "recipe_prediction_observed": self.observed}
+                "recipe_prediction": self.prediction, "recipe_prediction_observed": self.observed,
+                "clipped_prediction": self.clipped}
 
     def claims(self) -> list[Claim]:
         """What the family represents (the control) and what training finds from a random start (the recipe); a
@@ -153,7 +182,26 @@ class RecipePart:
                 + (f"; half_gain {_span(gains)}" + (": still learning, a verdict on this budget"
                                                      if min(gains) >= BUDGET_TOLERANCE else "") if gains else "")
                 + (doubling_reason(self.doubling) if role == "recipe" else "") + self._pending()))
-        return out
+        return out + self._clipped_claim()
+
+    def _clipped_claim(self) -> list[Claim]:
+        """The candidate's claim, once :data:`~transformer_theory.chapters.recipes.CLIPPED_PREDICTION` is judged."""
+        c = self.clipped
+        if c["held"] is None:
+            return []
+        at = {r["role"]: r for r in self.rows if (r["D"], r["T"]) == CLIPPED_CELL}
+        cand, base = at["candidate"], at["recipe"]
+        return [Claim(
+            EXPERIMENT.name, "this book's own", "clipping each model's gradient norm lets the term curriculum find "
+            f"§4.1's mechanism at D = {CLIPPED_CELL[0]}", "book",
+            "(this book's prediction, committed before the runs) " + CLIPPED_PREDICTION,
+            f"ratio {significant(cand['ratio'])}, (D,D) NMSE {significant(cand['nmse_full'])} at [D, T] = "
+            f"{_cells([cand])}, against {significant(base['ratio'])} and {significant(base['nmse_full'])} unclipped; "
+            f"largest (D,D) validation NMSE from step {CLIPPED_FROM_STEP}: {significant(c['largest_late_nmse'])}",
+            "reproduced" if c["held"] else "not observed",
+            f"{cand['steps']} steps, seed{'s' * (len(cand['seeds']) > 1)} {enumerated(cand['seeds'])}; statements: "
+            + ", ".join(f"{k} {v}" for k, v in c.items() if k not in ("held", "largest_late_nmse"))
+            + "; the gated FFN is a labelled departure from the papers' GeLU FFN")]
 
     def _papers_ffn(self, rows: Sequence[dict[str, Any]]) -> str:
         """`` (with the GeLU FFN: ratio ...)``: the papers'-FFN rows at the cells of ``rows`` ("" without them)."""
@@ -179,7 +227,7 @@ class RecipePart:
         if all(r["ratio"] is None for r in self.rows):
             return "*(The recipe part has no ratio in this profile.)*"
         text = ""
-        for role in ROLES:
+        for role in (*ROLES, "candidate"):
             rows = [r for r in self.rows if r["role"] == role and r["ratio"] is not None]
             if not rows:
                 continue
@@ -206,7 +254,12 @@ class RecipePart:
                     if judged else "no statement can be judged in this profile")
                  + (f"; not judged here: {enumerated(unjudged)}" if unjudged else "")
                  + ". It is " + {True: "observed", False: "not observed", None: "not yet judged in full"}[self.observed]
-                 + ".\n\n" + (doubling_paragraph(self.doubling, "the recipe runs of seeds "
+                 + "." + ("" if self.clipped["held"] is None else
+                          f" **The candidate's prediction** (`CLIPPED_PREDICTION`, committed before its runs) is "
+                          f"{'observed' if self.clipped['held'] else 'not observed'}: "
+                          + "; ".join(f"{_CLIPPED_WORDS[k]}: {'held' if v else 'failed'}"
+                                      for k, v in self.clipped.items() if k in _CLIPPED_WORDS) + ".")
+                 + "\n\n" + (doubling_paragraph(self.doubling, "the recipe runs of seeds "
                                                   + enumerated(p.rc_double_seeds)) if p.rc_double_seeds else
                                 "*(No doubling check under this profile: `rc_double_seeds` is empty.)*"))
         return text
@@ -216,4 +269,4 @@ def recipe_part(results: Results, p: IntrinsicDimensionParameters) -> RecipePart
     """The recipe part of chapter 10's ``results`` under the parameters ``p``."""
     rows = recipe_table(results, p)
     check = doubling_check(results, ("arm", "D", "T", "h1", "h2"))
-    return RecipePart(p, rows, check, recipe_prediction_check(rows, check))
+    return RecipePart(p, rows, check, recipe_prediction_check(rows, check), clipped_check(rows, results, p))

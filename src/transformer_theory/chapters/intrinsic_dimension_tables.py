@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from transformer_theory.chapters.recipes import RECIPE_MAX_FULL, RECIPE_PREDICTION
+from transformer_theory.chapters.recipes import CLIPPED_PREDICTION, RECIPE_MAX_FULL, RECIPE_PREDICTION
 from transformer_theory.chapters.intrinsic_dimension_analysis import CONFIGS, IntrinsicDimensionAnalysis
 from transformer_theory.tables import format_cell, markdown_table
 
@@ -101,7 +101,9 @@ def markdown_tables(a: IntrinsicDimensionAnalysis) -> dict[str, str]:
              "P1 Table 2": None if r["paper_nmse"] is None else f"{r['paper_nmse']:.3g} ± {r['paper_std']:.2g}",
              "predicted": _efficient(r["predicted_efficient"]), "exponent k": r["predicted_exponent"]}
             for r in a.head_count]),
-        "recipe_prediction": f"> **The prediction** (`RECIPE_PREDICTION`): {RECIPE_PREDICTION}",
+        "recipe_prediction": f"> **The prediction** (`RECIPE_PREDICTION`): {RECIPE_PREDICTION}" + (
+            f"\n>\n> **The candidate's prediction** (`CLIPPED_PREDICTION`): {CLIPPED_PREDICTION}"
+            if a.params.rc_candidate == "term curriculum, clipped" and a.params.rc_candidate_cells else ""),
         "recipe": markdown_table([
             {"role": r["role"], "recipe": r["arm"], "D": r["D"], "T": r["T"], "(D, D)": r["nmse_full"],
              "better missing-head": r["nmse_missing"], "ratio (ours)": r["ratio"], "ratio (InfoFlow, T = 64)":

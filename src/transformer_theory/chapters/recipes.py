@@ -7,7 +7,7 @@ store keys runs by their configuration).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +15,7 @@ from transformer_theory.checks import positive_int, unknown_name
 from transformer_theory.chapters.experiment import ExperimentRun, experiment_run, infoflow_model
 
 __all__ = ["CLIPPED_PREDICTION", "CONFIG_NAMES", "RECIPES", "RECIPE_MAX_FULL", "RECIPE_PREDICTION", "RECIPE_STATEMENTS",
-           "head_configs", "recipe_runs", "term_stages"]
+           "head_configs", "recipe_cells", "recipe_runs", "term_stages"]
 
 #: The column names of InfoFlow's table (§4.1), keyed by (h1 − D, h2 − D).
 CONFIG_NAMES: dict[tuple[int, int], str] = {(0, 0): "(D,D)", (-1, 0): "(D-1,D)", (0, -1): "(D,D-1)"}
@@ -70,6 +70,21 @@ RECIPE_STATEMENTS = ("recipe_meets_bars", "control_meets_bars", "ratio_grows_wit
 
 #: The keys of a recipe that are not chapter 10's parameters.
 _MODEL_KEYS = ("init", "ffn_kind", "curriculum", "grad_clip")
+
+
+def recipe_cells(name: str, cells: Any) -> tuple[tuple[int, int], ...]:
+    """The [D, T] pairs of the parameter ``name`` as integer pairs, each D at least 2 (``ValueError`` naming the
+    parameter and the pair otherwise; an empty list is allowed: the part is left out)."""
+    if isinstance(cells, (str, bytes)) or not isinstance(cells, Sequence):
+        raise ValueError(f"{name} must be a list of [D, T] pairs (empty: none), got {cells!r}")
+    for i, cell in enumerate(cells):
+        if isinstance(cell, (str, bytes)) or not isinstance(cell, Sequence) or len(cell) != 2:
+            raise ValueError(f"{name}[{i}] must be a pair [D, T], got {cell!r}")
+        if positive_int(f"{name}[{i}] D", cell[0]) < 2:
+            raise ValueError(f"{name}[{i}]: D must be at least 2 (the configuration (D-1, D) needs a head), "
+                             f"got {cell[0]}")
+        positive_int(f"{name}[{i}] T", cell[1])
+    return tuple((int(D), int(T)) for D, T in cells)
 
 
 def head_configs(D: int) -> list[tuple[int, int]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from transformer_theory.storage.results import Recorder
@@ -41,3 +42,8 @@ class Context:
         """Record a key number of the chapter (:meth:`~transformer_theory.storage.results.Recorder.record`) and
         return ``value``."""
         return self.results.record(name, value)
+
+    def record_all(self, values: Mapping[str, Any]) -> None:
+        """:meth:`record` each of ``values`` under its name (an analysis's ``recorded()``)."""
+        for name, value in values.items():
+            self.record(name, value)
