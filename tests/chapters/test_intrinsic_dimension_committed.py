@@ -116,7 +116,7 @@ def test_the_chapters_claims_are_typed_and_agree_with_its_checks() -> None:
     for claim, role in zip(claims[2:], ("control", "recipe")):  # the recipe part's: the family, then training
         met = all(r["met"] for r in rows if r["role"] == role and r["bar"] is not None)
         assert claim.verdict == ("reproduced qualitatively" if met else "not observed")
-    assert len(claims) == 2 + 2 * bool(rows)
+    assert len(claims) == 2 + 2 * bool(rows) + (VALUES["clipped_prediction"]["held"] is not None)
     assert claims[0].ours == "3.45 / 2.65 / 1.51 (T = 16, not the paper's 64)"
     assert "the ratio falls with T" in claims[1].reason and "half_gain 1.38 to 3.12" in claims[1].reason
     checks = VALUES["claims"]
@@ -140,5 +140,15 @@ def test_the_recipe_part_meets_its_bars_where_it_is_trained() -> None:
     assert gelu[2]["ratio"] == pytest.approx(4.08, rel=0.01) and not gelu[2]["met"]
     assert gelu[3]["ratio"] == pytest.approx(32.3, rel=0.01) and gelu[3]["met"]
     recipe_claim = Claim.from_dict(VALUES["verdicts"][3])
-    assert "(with the GeLU FFN, term curriculum, GeLU FFN: ratio 4.08 / 32.3" in recipe_claim.reason
+    assert "(with the GeLU FFN, term curriculum, GeLU FFN: ratio 4.08 / 32.3 / 0.87" in recipe_claim.reason
+    # D = 4: the recipe misses the bar (its loss spiked), the oracle meets it, and the clipped candidate
+    # (CLIPPED_PREDICTION, committed before its runs) meets it with no spike
+    at_4 = {r["role"]: r for r in rows if (r["D"], r["T"]) == (4, 8)}
+    assert at_4["recipe"]["ratio"] == pytest.approx(1.57, rel=0.01) and not at_4["recipe"]["met"]
+    assert at_4["control"]["ratio"] == pytest.approx(65.7, rel=0.01) and at_4["control"]["met"]
+    assert at_4["candidate"]["ratio"] == pytest.approx(133, rel=0.01) and at_4["candidate"]["met"]
+    assert at_4["candidate"]["nmse_full"] == pytest.approx(1.85e-5, rel=0.01)
+    assert VALUES["clipped_prediction"]["held"] and VALUES["clipped_prediction"]["largest_late_nmse"] < 0.5
+    assert [c.verdict for c in map(Claim.from_dict, VALUES["verdicts"][2:])] == [
+        "reproduced qualitatively", "not observed", "reproduced"]
     assert VALUES["recipe_prediction"]["recipe_meets_bars"] == all(r["met"] for r in rows if r["role"] == "recipe")

@@ -173,8 +173,8 @@ def test_the_claims_and_the_reading_say_what_the_part_shows() -> None:
     assert "doubling the budget changed 6 of 6 of its cells" in recipe.reason
     assert part.observed is False and part.recorded()["recipe_prediction_observed"] is False
     text = part.paragraph()
-    assert "the term curriculum recipe does not meet the bars at 1 of 2 cells" in text
-    assert "With the papers' GeLU FFN, the same recipe (term curriculum, GeLU FFN) does not meet the bars at 1 of 2" in text
+    assert "the term curriculum recipe meets the bars at only 1 of 2 cells" in text
+    assert "With the papers' GeLU FFN, the same recipe (term curriculum, GeLU FFN) meets the bars at only 1 of 2" in text
     assert "the recipe meets the bars: failed" in text and "the control meets them: held" in text
     assert "not judged here: the ratio at $D = 2$ grows with $T$" in text and "It is not observed" in text
 

@@ -235,8 +235,8 @@ class RecipePart:
             met = [r for r in barred if r["met"]]
             one = len(rows) == 1
             text += (f"**{_SUBJECTS[role].format(arm=rows[0]['arm'])} "
-                     f"{'meets' if barred and len(met) == len(barred) else 'does not meet'} "
-                     "the bars" + ("" if len(met) in (0, len(barred)) else f" at {len(met)} of {len(barred)} cells")
+                     + ("meets the bars" if barred and len(met) == len(barred) else "does not meet the bars"
+                        if not met else f"meets the bars at only {len(met)} of {len(barred)} cells")
                      + ".** " + f"Its ratio{' is' if one else 's are'} {slashed(r['ratio'] for r in rows)} and its "
                      f"$(D, D)$ NMSE {slashed(r['nmse_full'] for r in rows)} at $[D, T]$ = {_cells(rows)} (best over "
                      f"seed{'' if len(p.rc_seeds) == 1 else 's'} {enumerated(p.rc_seeds)}, {p.rc_steps} steps), against "
