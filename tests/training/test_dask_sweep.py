@@ -71,7 +71,8 @@ def test_ctrl_c_of_train_removes_the_scratch_space(tiny_project: Path) -> None:
         os.killpg(train.pid, signal.SIGINT)  # Ctrl-C at a terminal
         _, err = train.communicate(timeout=60)
         assert train.returncode == 130, err
-        assert not scratch.exists(), "the interrupted run left its Dask scratch space"
+        assert not scratch.exists(), ("the interrupted run left its Dask scratch space: "
+                                      f"{sorted(str(p.relative_to(scratch)) for p in scratch.rglob('*'))}\n{err[-3000:]}")
     finally:
         if train.poll() is None:
             os.killpg(train.pid, signal.SIGKILL)

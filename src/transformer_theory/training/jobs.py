@@ -19,6 +19,7 @@ import shutil
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -128,11 +129,24 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None) -> I
         client = Client(cluster)
         yield client
     finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+        finally:
+            _remove(scratch)
+
+
+def _remove(folder: Path, timeout_s: float = 10.0) -> None:
+    """Remove ``folder``, trying again while it reappears or stays for up to ``timeout_s``: a worker that is still
+    exiting (its close timed out on a busy machine) can write or delete in it while it is being removed."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists() or time.monotonic() > deadline:
+            return
+        time.sleep(0.1)
 
 
 def _start_forkserver_deaf_to_ctrl_c() -> None:
