@@ -200,3 +200,25 @@ def test_the_candidates_prediction_is_judged_at_d4_against_the_recipe(late, held
     unjudged = recipe_part(_results(other, {**full, ("gated FFN", 4, 8): 2e-5}, {**ratio, ("gated FFN", 4, 8): 9.0},
                                     late=late), other)
     assert unjudged.clipped["held"] is None and all(c.source != "this book's own" for c in unjudged.claims())
+
+
+ANSWERS = {True: "observed", False: "not observed", None: "not yet judged"}
+
+
+@pytest.mark.parametrize("d3_ratio, trained, expected", [(20.0, (2, 3, 4), True), (4.0, (2, 3, 4), False),
+                                                         (20.0, (3, 4), None)])
+def test_the_candidates_prediction_at_every_d_needs_every_cell(d3_ratio, trained, expected) -> None:
+    """CLIPPED_EVERY_D_PREDICTION: the clipped curriculum meets the bars at D = 2, 3 and 4 (T = 8); a miss at one D
+    fails it, a D not trained leaves it unjudged; the candidate's claim covers its cells."""
+    p = IntrinsicDimensionParameters(rc_cells=[[4, 8]], rc_seeds=[0], rc_double_seeds=[], rc_control="",
+                                     rc_papers_ffn="", rc_candidate_cells=[[D, 8] for D in trained])
+    full = {("term curriculum", 4, 8): 0.22, **{("term curriculum, clipped", D, 8): 2e-5 for D in trained}}
+    ratio = {("term curriculum", 4, 8): 1.6, **{("term curriculum, clipped", D, 8): 130.0 for D in trained},
+             ("term curriculum, clipped", 3, 8): d3_ratio}
+    part = recipe_part(_results(p, full, ratio, late=0.5), p)
+    assert part.clipped_every_d is expected and part.recorded()["clipped_every_d_prediction"] is expected
+    candidate = next(c for c in part.claims() if "candidate recipe" in c.statement)
+    assert candidate.verdict == ("reproduced qualitatively" if d3_ratio >= 10 else "not observed")
+    assert f"at every D (CLIPPED_EVERY_D_PREDICTION) is {ANSWERS[expected]}" in candidate.reason
+    assert ("Its prediction at every $D$" in part.paragraph()) is (expected is not None)
+

@@ -16,13 +16,13 @@ from transformer_theory.chapters.experiment import Results, best_over_seeds, hal
 from transformer_theory.chapters.intrinsic_dimension import (EXPERIMENT, MIN_RATIOS, IntrinsicDimensionParameters,
                                                              separation_ratios)
 from transformer_theory.chapters.prose import enumerated, significant, slashed
-from transformer_theory.chapters.recipes import (CLIPPED_PREDICTION, CONFIG_NAMES, RECIPE_MAX_FULL,
-                                                 RECIPE_STATEMENTS, RECIPES, head_configs)
+from transformer_theory.chapters.recipes import (CLIPPED_EVERY_D_PREDICTION, CLIPPED_PREDICTION, CONFIG_NAMES,
+                                                 RECIPE_MAX_FULL, RECIPE_STATEMENTS, RECIPES, head_configs)
 from transformer_theory.chapters.verdicts import Claim
 from transformer_theory.infoflow.reference import INTRINSIC_DIMENSION_NMSE
 
-__all__ = ["ROLES", "RecipePart", "clipped_check", "recipe_part", "recipe_prediction_check", "recipe_row",
-           "recipe_table"]
+__all__ = ["ROLES", "RecipePart", "clipped_check", "clipped_every_d_check", "recipe_part", "recipe_prediction_check",
+           "recipe_row", "recipe_table"]
 
 #: The role of each recipe of the part, in the order of ``IntrinsicDimensionParameters.recipes``: the from-scratch
 #: recipe, the same recipe with the papers' FFN (where the recipe departs from it) and the control.
@@ -37,6 +37,8 @@ _CLIPPED_WORDS = {"candidate_meets_bar": "the clipped curriculum meets the bar a
 #: The cell of :data:`~transformer_theory.chapters.recipes.CLIPPED_PREDICTION`, and the step from which its (D, D)
 #: model's validation NMSE must stay at most 1.
 CLIPPED_CELL, CLIPPED_FROM_STEP = (4, 8), 1000
+#: The cells of :data:`~transformer_theory.chapters.recipes.CLIPPED_EVERY_D_PREDICTION`.
+CLIPPED_EVERY_D_CELLS = ((2, 8), (3, 8), (4, 8))
 
 #: The words of each statement of the prediction, as the reading gives them.
 _STATEMENT_WORDS = {"recipe_meets_bars": "the recipe meets the bars", "control_meets_bars": "the control meets them",
@@ -119,6 +121,15 @@ def clipped_check(rows: Sequence[dict[str, Any]], results: Results, p: Intrinsic
     return {**check, "held": None if None in check.values() else all(check.values()), "largest_late_nmse": largest}
 
 
+def clipped_every_d_check(rows: Sequence[dict[str, Any]], p: IntrinsicDimensionParameters) -> bool | None:
+    """:data:`~transformer_theory.chapters.recipes.CLIPPED_EVERY_D_PREDICTION` judged: the candidate (``term
+    curriculum, clipped``) meets the bars at every cell of :data:`CLIPPED_EVERY_D_CELLS`; ``None`` unless that is the
+    candidate and every one of those cells has a verdict."""
+    met = {(r["D"], r["T"]): r["met"] for r in rows if r["role"] == "candidate"}
+    flags = [met.get(cell) for cell in CLIPPED_EVERY_D_CELLS]
+    return None if p.rc_candidate != "term curriculum, clipped" or None in flags else all(flags)
+
+
 def _span(values: Sequence[float]) -> str:
     """``1.2 to 3.4``, or ``1.2`` for one value."""
     lo, hi = significant(min(values)), significant(max(values))
@@ -141,6 +152,7 @@ class RecipePart:
     doubling: DoublingCheck
     prediction: dict[str, bool | None]
     clipped: dict[str, Any]
+    clipped_every_d: bool | None
 
     @property
     def observed(self) -> bool | None:
@@ -152,7 +164,7 @@ class RecipePart:
         """The values the chapter records for this part, by name."""
         return {"recipe_table": self.rows, "recipe_doubling": self.doubling.to_dict(),
                 "recipe_prediction": self.prediction, "recipe_prediction_observed": self.observed,
-                "clipped_prediction": self.clipped}
+                "clipped_prediction": self.clipped, "clipped_every_d_prediction": self.clipped_every_d}
 
     def claims(self) -> list[Claim]:
         """What the family represents (the control) and what training finds from a random start (the recipe); a
@@ -163,7 +175,12 @@ class RecipePart:
                  "the control starts layer 1 at the mechanism, so it shows what the family can represent and learn "
                  "once the retrievals are found, not what training finds"),
                 ("recipe", "a phase transition at h_1 = h_2 = D: what training finds from a random start",
-                 "the recipe trains from a random start")):
+                 "the recipe trains from a random start"),
+                ("candidate",
+                 "a phase transition at h_1 = h_2 = D: what the candidate recipe finds from a random start",
+                 "the candidate trains from a random start; it was proposed after the recipe's loss spike at D = 4 "
+                 "was seen, and its prediction at every D (CLIPPED_EVERY_D_PREDICTION) is "
+                 + {True: "observed", False: "not observed", None: "not yet judged"}[self.clipped_every_d])):
             rows = [r for r in self.rows if r["role"] == role and r["bar"] is not None]
             if not rows or any(r["ratio"] is None for r in rows):
                 continue
@@ -259,6 +276,11 @@ class RecipePart:
                           f"{'observed' if self.clipped['held'] else 'not observed'}: "
                           + "; ".join(f"{_CLIPPED_WORDS[k]}: {'held' if v else 'failed'}"
                                       for k, v in self.clipped.items() if k in _CLIPPED_WORDS) + ".")
+                 + ("" if self.clipped_every_d is None else
+                    " **Its prediction at every $D$** (`CLIPPED_EVERY_D_PREDICTION`, committed before its runs at "
+                    f"$D = 2$) is {'observed' if self.clipped_every_d else 'not observed'}: the candidate "
+                    f"{'meets' if self.clipped_every_d else 'does not meet'} the bars at every $[D, T]$ = "
+                    + " / ".join(f"[{D}, {T}]" for D, T in CLIPPED_EVERY_D_CELLS) + ".")
                  + "\n\n" + (doubling_paragraph(self.doubling, "the recipe runs of seeds "
                                                   + enumerated(p.rc_double_seeds)) if p.rc_double_seeds else
                                 "*(No doubling check under this profile: `rc_double_seeds` is empty.)*"))
@@ -269,4 +291,5 @@ def recipe_part(results: Results, p: IntrinsicDimensionParameters) -> RecipePart
     """The recipe part of chapter 10's ``results`` under the parameters ``p``."""
     rows = recipe_table(results, p)
     check = doubling_check(results, ("arm", "D", "T", "h1", "h2"))
-    return RecipePart(p, rows, check, recipe_prediction_check(rows, check), clipped_check(rows, results, p))
+    return RecipePart(p, rows, check, recipe_prediction_check(rows, check), clipped_check(rows, results, p),
+                      clipped_every_d_check(rows, p))

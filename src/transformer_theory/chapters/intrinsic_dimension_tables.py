@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from transformer_theory.chapters.recipes import CLIPPED_PREDICTION, RECIPE_MAX_FULL, RECIPE_PREDICTION
+from transformer_theory.chapters.recipes import (CLIPPED_EVERY_D_PREDICTION, CLIPPED_PREDICTION, RECIPE_MAX_FULL,
+                                                 RECIPE_PREDICTION)
 from transformer_theory.chapters.intrinsic_dimension_analysis import CONFIGS, IntrinsicDimensionAnalysis
 from transformer_theory.tables import format_cell, markdown_table
 
@@ -102,7 +103,8 @@ def markdown_tables(a: IntrinsicDimensionAnalysis) -> dict[str, str]:
              "predicted": _efficient(r["predicted_efficient"]), "exponent k": r["predicted_exponent"]}
             for r in a.head_count]),
         "recipe_prediction": f"> **The prediction** (`RECIPE_PREDICTION`): {RECIPE_PREDICTION}" + (
-            f"\n>\n> **The candidate's prediction** (`CLIPPED_PREDICTION`): {CLIPPED_PREDICTION}"
+            f"\n>\n> **The candidate's prediction** (`CLIPPED_PREDICTION`): {CLIPPED_PREDICTION}\n>\n> **Its "
+            f"prediction at every D** (`CLIPPED_EVERY_D_PREDICTION`): {CLIPPED_EVERY_D_PREDICTION}"
             if a.params.rc_candidate == "term curriculum, clipped" and a.params.rc_candidate_cells else ""),
         "recipe": markdown_table([
             {"role": r["role"], "recipe": r["arm"], "D": r["D"], "T": r["T"], "(D, D)": r["nmse_full"],

@@ -14,8 +14,8 @@ from typing import Any
 from transformer_theory.checks import positive_int, unknown_name
 from transformer_theory.chapters.experiment import ExperimentRun, experiment_run, infoflow_model
 
-__all__ = ["CLIPPED_EVERY_D_PREDICTION", "CLIPPED_PREDICTION", "CONFIG_NAMES", "RECIPES", "RECIPE_MAX_FULL", "RECIPE_PREDICTION", "RECIPE_STATEMENTS",
-           "head_configs", "recipe_cells", "recipe_runs", "term_stages"]
+__all__ = ["CLIPPED_EVERY_D_PREDICTION", "CLIPPED_PREDICTION", "CONFIG_NAMES", "RECIPES", "RECIPE_MAX_FULL",
+           "RECIPE_PREDICTION", "RECIPE_STATEMENTS", "head_configs", "recipe_cells", "recipe_runs", "term_stages"]
 
 #: The column names of InfoFlow's table (§4.1), keyed by (h1 − D, h2 − D).
 CONFIG_NAMES: dict[tuple[int, int], str] = {(0, 0): "(D,D)", (-1, 0): "(D-1,D)", (0, -1): "(D,D-1)"}
