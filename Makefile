@@ -28,7 +28,8 @@ SRC := $(shell find src -name '*.py' 2>/dev/null)
 # thread each (benchmarks/threads.py, 2026-12-07; under a third load 5 to 20 times slower)
 THREADS := $(if $(filter 1,$(JOBS)),,OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1)
 # the unit tests' pytest-xdist workers: one more than JOBS, since many tests wait on a subprocess or a kernel
-# (4 min 12 s on three workers against 4 min 29 s on two, measured on this 2-core machine)
+# (4 min 12 s on three workers against 4 min 29 s on two, measured on this 2-core machine); work stealing, since the
+# tests' durations range from milliseconds to half a minute: a worker that runs out takes queued tests from the others
 TEST_JOBS := $(shell echo $$(( $(JOBS) + 1 )))
 
 .PHONY: book test execute html lab reproduce accept benchmark clean
@@ -61,7 +62,7 @@ book: html
 ## all but the book build on $(JOBS) processes (pytest-xdist, the unit tests on $(TEST_JOBS); a notebook's cells, and a
 ## page's checks, stay in one process)
 test: $(STAMP)
-	$(THREADS) $(PY) -m pytest tests --ignore=tests/book -n $(TEST_JOBS)
+	$(THREADS) $(PY) -m pytest tests --ignore=tests/book -n $(TEST_JOBS) --dist worksteal
 	$(MAKE) --no-print-directory html PROFILE=smoke
 	# nbval's kernels re-run the smoke notebooks: they read their profile (and run store) as the runner's kernels do
 	$(THREADS) TRANSFORMER_THEORY_PROFILE=smoke $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
