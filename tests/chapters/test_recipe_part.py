@@ -58,7 +58,7 @@ def test_the_recipe_part_can_leave_out_the_control_the_doubling_and_itself() -> 
     assert {r.tags["arm"] for r in runs} == {"term curriculum", "term curriculum, GeLU FFN"} and len(runs) == 6
     runs = recipe_part_runs(IntrinsicDimensionParameters(rc_control="", rc_papers_ffn="", **ONE_CELL))
     assert {r.tags["arm"] for r in runs} == {"term curriculum"} and len(runs) == 3
-    assert len(recipe_part_runs(IntrinsicDimensionParameters(rc_cells=[]))) == 3 * 2  # the candidate alone
+    assert len(recipe_part_runs(IntrinsicDimensionParameters(rc_cells=[]))) == 3 * 3 * 2  # the candidate alone: 3 cells
     p = IntrinsicDimensionParameters(rc_cells=[], rc_candidate_cells=[])
     assert recipe_part_runs(p) == [] and recipe_part([], p).paragraph().startswith("*(The recipe part has no ratio")
     assert recipe_part([], p).claims() == []

@@ -104,7 +104,8 @@ class IntrinsicDimensionParameters(TrainingParameters):
                                               "the [D, T] pairs of the recipe part (empty: no recipe part)")
     rc_candidate: str = param("term curriculum, clipped",
                               "a candidate recipe trained at rc_candidate_cells (empty: none)")
-    rc_candidate_cells: Sequence[Sequence[int]] = param(((4, 8),), "the [D, T] pairs of the candidate (empty: none)")
+    rc_candidate_cells: Sequence[Sequence[int]] = param(((2, 8), (3, 8), (4, 8)),
+                                                        "the [D, T] pairs of the candidate (empty: none)")
     rc_steps: int = param(32000, "AdamW steps of each recipe-part run")
     rc_seeds: Sequence[int] = param((0, 1), "seeds of each recipe-part configuration")
     rc_double_seeds: Sequence[int] = param((0,), "seeds of the recipe's doubling check, at twice rc_steps (empty: none)")
