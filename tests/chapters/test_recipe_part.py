@@ -64,6 +64,22 @@ def test_the_recipe_part_can_leave_out_the_control_the_doubling_and_itself() -> 
     assert recipe_part([], p).claims() == []
 
 
+def test_the_candidate_has_its_own_seeds() -> None:
+    """``rc_candidate_seeds`` seeds the candidate's runs (and its rows) alone; a bad list is refused by its name."""
+    p = IntrinsicDimensionParameters(rc_cells=[[4, 8]], rc_seeds=[0], rc_double_seeds=[], rc_control="",
+                                     rc_papers_ffn="", rc_candidate_cells=[[4, 8]], rc_candidate_seeds=[0, 1])
+    seeds = {arm: sorted({r.tags["seed"] for r in recipe_part_runs(p) if r.tags["arm"] == arm})
+             for arm in ("term curriculum", "term curriculum, clipped")}
+    assert seeds == {"term curriculum": [0], "term curriculum, clipped": [0, 1]}
+    full = {("term curriculum", 4, 8): 0.22, ("term curriculum, clipped", 4, 8): 2e-5}
+    ratio = {("term curriculum", 4, 8): 1.6, ("term curriculum, clipped", 4, 8): 130.0}
+    rows = recipe_table(_results(p, full, ratio), p)
+    assert {r["role"]: r["seeds"] for r in rows} == {"recipe": [0], "candidate": [0, 1]}
+    assert "(best over seeds 0 and 1, 32000 steps)" in recipe_part(_results(p, full, ratio), p).paragraph()
+    with pytest.raises(ValueError, match="rc_candidate_seeds"):
+        IntrinsicDimensionParameters(rc_candidate_seeds=[0, -1])
+
+
 @pytest.mark.parametrize("values, message", [
     ({"rc_recipe": "term curiculum"}, "rc_recipe: unknown recipe 'term curiculum'. Did you mean 'term curriculum'"),
     ({"rc_recipe": ""}, "rc_recipe: unknown recipe ''"),

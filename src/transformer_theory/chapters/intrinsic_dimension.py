@@ -106,6 +106,7 @@ class IntrinsicDimensionParameters(TrainingParameters):
                               "a candidate recipe trained at rc_candidate_cells (empty: none)")
     rc_candidate_cells: Sequence[Sequence[int]] = param(((2, 8), (3, 8), (4, 8)),
                                                         "the [D, T] pairs of the candidate (empty: none)")
+    rc_candidate_seeds: Sequence[int] = param((0, 1), "seeds of each configuration of the candidate")
     rc_steps: int = param(32000, "AdamW steps of each recipe-part run")
     rc_seeds: Sequence[int] = param((0, 1), "seeds of each recipe-part configuration")
     rc_double_seeds: Sequence[int] = param((0,), "seeds of the recipe's doubling check, at twice rc_steps (empty: none)")
@@ -138,7 +139,7 @@ class IntrinsicDimensionParameters(TrainingParameters):
         object.__setattr__(self, "rc_cells", recipe_cells("rc_cells", self.rc_cells))
         object.__setattr__(self, "rc_candidate_cells", recipe_cells("rc_candidate_cells", self.rc_candidate_cells))
         positive_ints(self, "rc_steps")
-        seed_lists(self, "rc_seeds")
+        seed_lists(self, "rc_seeds", "rc_candidate_seeds")
         double_seed_list(self, "rc_seeds", "rc_double_seeds")
         for name, cells in [(n, self.rc_cells) for n in filter(None, self.recipes)] + [
                 (self.rc_candidate, self.rc_candidate_cells)] * bool(self.rc_candidate):
@@ -241,16 +242,16 @@ def head_count_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list
 
 def recipe_part_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
     """The recipe part: the three head configurations of every [D, T] of ``rc_cells`` on each recipe of
-    ``p.recipes``, and of ``rc_candidate_cells`` on ``rc_candidate``
+    ``p.recipes``, and of ``rc_candidate_cells`` on ``rc_candidate`` (seeds ``rc_candidate_seeds``)
     (:func:`~transformer_theory.chapters.recipes.recipe_runs`), ``rc_steps`` steps, seeds ``rc_seeds``,
     tagged ``part`` = ``"recipe"`` and ``arm`` (the recipe); then the recipe's doubling check: its runs of the seeds
     ``rc_double_seeds`` at twice the steps (:func:`~transformer_theory.chapters.budget.doubled`). Chapter 14 trains
     the same recipes as controls: a run of both is trained once."""
     p = _params(p)
-    cells = [(D, T, name) for D, T in p.rc_cells for name in filter(None, p.recipes)] + [
-        (D, T, p.rc_candidate) for D, T in p.rc_candidate_cells if p.rc_candidate]
-    runs = [run for D, T, name in cells
-            for run in recipe_runs(p.settings(), name, D, T, p.rc_steps, p.rc_seeds, {"part": "recipe"})]
+    cells = [(D, T, name, p.rc_seeds) for D, T in p.rc_cells for name in filter(None, p.recipes)] + [
+        (D, T, p.rc_candidate, p.rc_candidate_seeds) for D, T in p.rc_candidate_cells if p.rc_candidate]
+    runs = [run for D, T, name, seeds in cells
+            for run in recipe_runs(p.settings(), name, D, T, p.rc_steps, seeds, {"part": "recipe"})]
     return runs + doubled(runs, lambda t: t["arm"] == p.rc_recipe and t["seed"] in p.rc_double_seeds)
 
 

@@ -74,7 +74,8 @@ def recipe_table(results: Results, p: IntrinsicDimensionParameters) -> list[dict
         [{"D": D, "config": name, "nmse": None, "paper_nmse": INTRINSIC_DIMENSION_NMSE[D].get(name)}
          for D in INTRINSIC_DIMENSION_NMSE for name in CONFIG_NAMES.values()])}
     def row(role: str, arm: str, D: int, T: int) -> dict[str, Any]:
-        r, bar = recipe_row(results, "recipe", arm, D, T, p.rc_steps, p.rc_seeds), MIN_RATIOS.get(D)
+        seeds = p.rc_candidate_seeds if role == "candidate" else p.rc_seeds
+        r, bar = recipe_row(results, "recipe", arm, D, T, p.rc_steps, seeds), MIN_RATIOS.get(D)
         met = (None if bar is None or r["ratio"] is None
                else bool(r["ratio"] >= bar and r["nmse_full"] <= RECIPE_MAX_FULL))
         return {"role": role, **r, "paper_ratio": paper.get(D), "bar": bar, "met": met}
@@ -108,7 +109,7 @@ def clipped_check(rows: Sequence[dict[str, Any]], results: Results, p: Intrinsic
     at = {r["role"]: r for r in rows if (r["D"], r["T"]) == CLIPPED_CELL}
     D, T = CLIPPED_CELL
     full = [r for r in results if r.tags["part"] == "recipe" and r.tags.get("arm") == p.rc_candidate
-            and (r.tags["D"], r.tags["T"], r.tags["h1"], r.tags["h2"]) == (D, T, D, D) and r.tags["seed"] in p.rc_seeds]
+            and (r.tags["D"], r.tags["T"], r.tags["h1"], r.tags["h2"]) == (D, T, D, D) and r.tags["seed"] in p.rc_candidate_seeds]
     if p.rc_candidate != "term curriculum, clipped" or "candidate" not in at or not full:
         return {"candidate_meets_bar": None, "recipe_misses_bar": None, "no_spike": None, "held": None,
                 "largest_late_nmse": None}
@@ -232,7 +233,8 @@ class RecipePart:
         """What the chapter's design trains that these parameters leave out ("" if nothing)."""
         design, p = IntrinsicDimensionParameters(), self.params
         cells = [c for c in design.rc_cells if c not in p.rc_cells]
-        seeds = [s for s in design.rc_seeds if s not in p.rc_seeds]
+        seeds = sorted({s for s in design.rc_seeds if s not in p.rc_seeds}
+                       | {s for s in design.rc_candidate_seeds if s not in p.rc_candidate_seeds and p.rc_candidate})
         missing = ([f"[D, T] = {' / '.join(f'[{D}, {T}]' for D, T in cells)}"] if cells else []) + (
             [f"seed{'s' * (len(seeds) > 1)} {enumerated(seeds)}"] if seeds else []) + (
             ["the doubling check"] if design.rc_double_seeds and not p.rc_double_seeds else [])
@@ -256,7 +258,8 @@ class RecipePart:
                         if not met else f"meets the bars at only {len(met)} of {len(barred)} cells")
                      + ".** " + f"Its ratio{' is' if one else 's are'} {slashed(r['ratio'] for r in rows)} and its "
                      f"$(D, D)$ NMSE {slashed(r['nmse_full'] for r in rows)} at $[D, T]$ = {_cells(rows)} (best over "
-                     f"seed{'' if len(p.rc_seeds) == 1 else 's'} {enumerated(p.rc_seeds)}, {p.rc_steps} steps), against "
+                     f"seed{'s' * (len(rows[0]['seeds']) > 1)} {enumerated(rows[0]['seeds'])}, {p.rc_steps} steps), "
+                     "against "
                      f"InfoFlow's ratio{'' if one else 's'} {slashed(r['paper_ratio'] for r in rows)} at $T = 64$. ")
             gains = [r["half_gain"] for r in rows if r["half_gain"] is not None]
             if gains:
