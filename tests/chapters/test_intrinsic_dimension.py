@@ -66,8 +66,8 @@ def test_run_list_of_the_defaults() -> None:
         (D, h1, h2) for D in (2, 3, 4, 5, 6) for h1, h2 in head_configs(D)}
     assert len(ids) == 30 and len(hc) == 5 and len(sl) == 18 and len(ls) == 12
     # the recipe part (tests/chapters/test_recipe_part.py): 4 cells x 3 recipes x 3 configurations x 2 seeds, the
-    # candidate at 3 cells (3 x 3 x 2), and the recipe's seed-0 runs doubled
-    assert [sum(r.tags["part"] == part for r in runs) for part in ("recipe", "double_budget")] == [90, 12]
+    # candidate at 3 cells (3 x 3 x 2), and the recipe's and the candidate's seed-0 runs doubled
+    assert [sum(r.tags["part"] == part for r in runs) for part in ("recipe", "double_budget")] == [90, 12 + 9]
     # the longer schedule: the D with a bar, seed 0 (D = 2 also seed 1), four times the steps, otherwise the main
     # part's runs
     assert {(r.tags["D"], r.tags["h1"], r.tags["h2"], r.tags["seed"]) for r in ls} == {

@@ -58,7 +58,8 @@ def test_the_recipe_part_can_leave_out_the_control_the_doubling_and_itself() -> 
     assert {r.tags["arm"] for r in runs} == {"term curriculum", "term curriculum, GeLU FFN"} and len(runs) == 6
     runs = recipe_part_runs(IntrinsicDimensionParameters(rc_control="", rc_papers_ffn="", **ONE_CELL))
     assert {r.tags["arm"] for r in runs} == {"term curriculum"} and len(runs) == 3
-    assert len(recipe_part_runs(IntrinsicDimensionParameters(rc_cells=[]))) == 3 * 3 * 2  # the candidate alone: 3 cells
+    # the candidate alone: 3 cells x 3 configurations x 2 seeds, and its seed-0 runs doubled
+    assert len(recipe_part_runs(IntrinsicDimensionParameters(rc_cells=[]))) == 3 * 3 * 2 + 3 * 3
     p = IntrinsicDimensionParameters(rc_cells=[], rc_candidate_cells=[])
     assert recipe_part_runs(p) == [] and recipe_part([], p).paragraph().startswith("*(The recipe part has no ratio")
     assert recipe_part([], p).claims() == []
@@ -238,3 +239,20 @@ def test_the_candidates_prediction_at_every_d_needs_every_cell(d3_ratio, trained
     assert f"at every D (CLIPPED_EVERY_D_PREDICTION) is {ANSWERS[expected]}" in candidate.reason
     assert ("Its prediction at every $D$" in part.paragraph()) is (expected is not None)
 
+
+
+def test_the_candidate_has_its_own_doubling_check() -> None:
+    """The candidate's seed-0 runs are doubled beside the recipe's, and judged apart: its claim and its reading give its
+    own check (here every candidate cell changed 3x: still learning), the recipe's claim only the recipe's."""
+    p = IntrinsicDimensionParameters(rc_cells=[[4, 8]], rc_seeds=[0], rc_double_seeds=[0], rc_control="",
+                                     rc_papers_ffn="", rc_candidate_cells=[[4, 8]], rc_candidate_seeds=[0])
+    twice = [r for r in recipe_part_runs(p) if r.tags["part"] == DOUBLE_PART]
+    assert sorted({r.tags["arm"] for r in twice}) == ["term curriculum", "term curriculum, clipped"] and len(twice) == 6
+    full = {("term curriculum", 4, 8): 0.22, ("term curriculum, clipped", 4, 8): 2e-5}
+    ratio = {("term curriculum", 4, 8): 1.6, ("term curriculum, clipped", 4, 8): 130.0}
+    part = recipe_part(_results(p, full, ratio, 3.0), p)
+    assert [c.tags["arm"] for c in part.candidate_doubling.cells] == ["term curriculum, clipped"] * 3
+    assert [c.tags["arm"] for c in part.doubling.cells] == ["term curriculum"] * 3
+    candidate = next(c for c in part.claims() if "candidate recipe" in c.statement)
+    assert "doubling the budget changed 3 of 3 of its cells" in candidate.reason
+    assert "the candidate's runs of seed 0 were trained again with twice the steps" in part.paragraph().lower()

@@ -242,17 +242,17 @@ def head_count_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list
 
 def recipe_part_runs(p: IntrinsicDimensionParameters | Mapping[str, Any]) -> list[ExperimentRun]:
     """The recipe part: the three head configurations of every [D, T] of ``rc_cells`` on each recipe of
-    ``p.recipes``, and of ``rc_candidate_cells`` on ``rc_candidate`` (seeds ``rc_candidate_seeds``)
-    (:func:`~transformer_theory.chapters.recipes.recipe_runs`), ``rc_steps`` steps, seeds ``rc_seeds``,
-    tagged ``part`` = ``"recipe"`` and ``arm`` (the recipe); then the recipe's doubling check: its runs of the seeds
-    ``rc_double_seeds`` at twice the steps (:func:`~transformer_theory.chapters.budget.doubled`). Chapter 14 trains
-    the same recipes as controls: a run of both is trained once."""
+    ``p.recipes``, seeds ``rc_seeds``, and of ``rc_candidate_cells`` on ``rc_candidate``, seeds ``rc_candidate_seeds``
+    (:func:`~transformer_theory.chapters.recipes.recipe_runs`, ``rc_steps`` steps), tagged ``part`` = ``"recipe"``
+    and ``arm``; then the doubling check: the recipe's and the candidate's runs of the seeds ``rc_double_seeds`` at
+    twice the steps (:func:`~transformer_theory.chapters.budget.doubled`). Chapter 14 trains the same recipes as
+    controls: a run of both is trained once."""
     p = _params(p)
     cells = [(D, T, name, p.rc_seeds) for D, T in p.rc_cells for name in filter(None, p.recipes)] + [
         (D, T, p.rc_candidate, p.rc_candidate_seeds) for D, T in p.rc_candidate_cells if p.rc_candidate]
     runs = [run for D, T, name, seeds in cells
             for run in recipe_runs(p.settings(), name, D, T, p.rc_steps, seeds, {"part": "recipe"})]
-    return runs + doubled(runs, lambda t: t["arm"] == p.rc_recipe and t["seed"] in p.rc_double_seeds)
+    return runs + doubled(runs, lambda t: t["arm"] in (p.rc_recipe, p.rc_candidate) and t["seed"] in p.rc_double_seeds)
 
 
 def runs(parameters: Mapping[str, Any]) -> list[ExperimentRun]:

@@ -109,7 +109,8 @@ def clipped_check(rows: Sequence[dict[str, Any]], results: Results, p: Intrinsic
     at = {r["role"]: r for r in rows if (r["D"], r["T"]) == CLIPPED_CELL}
     D, T = CLIPPED_CELL
     full = [r for r in results if r.tags["part"] == "recipe" and r.tags.get("arm") == p.rc_candidate
-            and (r.tags["D"], r.tags["T"], r.tags["h1"], r.tags["h2"]) == (D, T, D, D) and r.tags["seed"] in p.rc_candidate_seeds]
+            and (r.tags["D"], r.tags["T"], r.tags["h1"], r.tags["h2"]) == (D, T, D, D)
+            and r.tags["seed"] in p.rc_candidate_seeds]
     if p.rc_candidate != "term curriculum, clipped" or "candidate" not in at or not full:
         return {"candidate_meets_bar": None, "recipe_misses_bar": None, "no_spike": None, "held": None,
                 "largest_late_nmse": None}
@@ -145,12 +146,14 @@ def _cells(rows: Sequence[dict[str, Any]]) -> str:
 @dataclass(frozen=True)
 class RecipePart:
     """The recipe part of chapter 10 under parameters ``params``: the ``rows`` of :func:`recipe_table`, the recipe's
-    ``doubling`` check, the committed ``prediction`` judged (:func:`recipe_prediction_check`) and the candidate's
-    committed prediction judged (``clipped``, :func:`clipped_check`)."""
+    ``doubling`` check and the candidate's (``candidate_doubling``), the committed ``prediction`` judged
+    (:func:`recipe_prediction_check`) and the candidate's committed predictions judged (``clipped``,
+    :func:`clipped_check`; ``clipped_every_d``, :func:`clipped_every_d_check`)."""
 
     params: IntrinsicDimensionParameters
     rows: list[dict[str, Any]]
     doubling: DoublingCheck
+    candidate_doubling: DoublingCheck
     prediction: dict[str, bool | None]
     clipped: dict[str, Any]
     clipped_every_d: bool | None
@@ -164,6 +167,7 @@ class RecipePart:
     def recorded(self) -> dict[str, Any]:
         """The values the chapter records for this part, by name."""
         return {"recipe_table": self.rows, "recipe_doubling": self.doubling.to_dict(),
+                "candidate_doubling": self.candidate_doubling.to_dict(),
                 "recipe_prediction": self.prediction, "recipe_prediction_observed": self.observed,
                 "clipped_prediction": self.clipped, "clipped_every_d_prediction": self.clipped_every_d}
 
@@ -199,7 +203,9 @@ class RecipePart:
                 + "; T is shorter than the paper's 64"
                 + (f"; half_gain {_span(gains)}" + (": still learning, a verdict on this budget"
                                                      if min(gains) >= BUDGET_TOLERANCE else "") if gains else "")
-                + (doubling_reason(self.doubling) if role == "recipe" else "") + self._pending()))
+                + doubling_reason({"recipe": self.doubling, "candidate": self.candidate_doubling}.get(
+                    role, DoublingCheck(())))
+                + self._pending()))
         return out + self._clipped_claim()
 
     def _clipped_claim(self) -> list[Claim]:
@@ -268,6 +274,7 @@ class RecipePart:
                          f"{'The' if len(gains) == 1 else 'Not every'} full-head model "
                          f"{'was not' if len(gains) == 1 else 'was'} still learning") + f" (half_gain {_span(gains)}). "
         judged = {k: v for k, v in self.prediction.items() if v is not None}
+        seeds = f"seed{'s' * (len(p.rc_double_seeds) > 1)} {enumerated(p.rc_double_seeds)}"
         unjudged = [_STATEMENT_WORDS[k] for k, v in self.prediction.items() if v is None]
         text += ("\n\n**The prediction committed before these runs** (`RECIPE_PREDICTION`): "
                  + ("; ".join(f"{_STATEMENT_WORDS[k]}: {'held' if v else 'failed'}" for k, v in judged.items())
@@ -284,15 +291,17 @@ class RecipePart:
                     f"$D = 2$) is {'observed' if self.clipped_every_d else 'not observed'}: the candidate "
                     f"{'meets' if self.clipped_every_d else 'does not meet'} the bars at every $[D, T]$ = "
                     + " / ".join(f"[{D}, {T}]" for D, T in CLIPPED_EVERY_D_CELLS) + ".")
-                 + "\n\n" + (doubling_paragraph(self.doubling, "the recipe runs of seeds "
-                                                  + enumerated(p.rc_double_seeds)) if p.rc_double_seeds else
-                                "*(No doubling check under this profile: `rc_double_seeds` is empty.)*"))
+                 + "\n\n" + (doubling_paragraph(self.doubling, f"the recipe runs of {seeds}") if p.rc_double_seeds else
+                                "*(No doubling check under this profile: `rc_double_seeds` is empty.)*")
+                 + ("\n\n" + doubling_paragraph(self.candidate_doubling, f"the candidate's runs of {seeds}")
+                    if self.candidate_doubling.cells else ""))
         return text
 
 
 def recipe_part(results: Results, p: IntrinsicDimensionParameters) -> RecipePart:
     """The recipe part of chapter 10's ``results`` under the parameters ``p``."""
-    rows = recipe_table(results, p)
-    check = doubling_check(results, ("arm", "D", "T", "h1", "h2"))
-    return RecipePart(p, rows, check, recipe_prediction_check(rows, check), clipped_check(rows, results, p),
-                      clipped_every_d_check(rows, p))
+    rows, by = recipe_table(results, p), ("arm", "D", "T", "h1", "h2")
+    check, candidate = (doubling_check([r for r in results if r.tags.get("arm") == arm], by)
+                        for arm in (p.rc_recipe, p.rc_candidate))
+    return RecipePart(p, rows, check, candidate, recipe_prediction_check(rows, check),
+                      clipped_check(rows, results, p), clipped_every_d_check(rows, p))
