@@ -147,16 +147,17 @@ def test_the_recipe_part_meets_its_bars_where_it_is_trained() -> None:
     at_4 = {r["role"]: r for r in rows if (r["D"], r["T"]) == (4, 8)}
     assert at_4["recipe"]["ratio"] == pytest.approx(1.57, rel=0.01) and not at_4["recipe"]["met"]
     assert at_4["control"]["ratio"] == pytest.approx(65.7, rel=0.01) and at_4["control"]["met"]
-    assert at_4["candidate"]["ratio"] == pytest.approx(133, rel=0.01) and at_4["candidate"]["met"]
+    assert at_4["candidate"]["ratio"] == pytest.approx(131, rel=0.01) and at_4["candidate"]["met"]
     assert at_4["candidate"]["nmse_full"] == pytest.approx(1.85e-5, rel=0.01)
     assert VALUES["clipped_prediction"]["held"] and VALUES["clipped_prediction"]["largest_late_nmse"] < 0.5
     # the candidate at D = 2 and 3 too (CLIPPED_EVERY_D_PREDICTION, committed before its D = 2 runs, with those at
-    # D = 3 part-way through): one from-scratch recipe meets the bars at every D
+    # D = 3 part-way through): one from-scratch recipe meets the bars at every D, best over seeds 0 and 1
     at_2 = {r["role"]: r for r in rows if (r["D"], r["T"]) == (2, 8)}
-    assert at_2["candidate"]["ratio"] == pytest.approx(1183, rel=0.01) and at_2["candidate"]["met"]
+    assert at_2["candidate"]["ratio"] == pytest.approx(1030, rel=0.01) and at_2["candidate"]["met"]
     assert at_2["candidate"]["nmse_full"] == pytest.approx(9.55e-6, rel=0.01)
-    assert at_3["candidate"]["ratio"] == pytest.approx(299, rel=0.01) and at_3["candidate"]["met"]
-    assert at_3["candidate"]["nmse_full"] == pytest.approx(1.32e-5, rel=0.01)
+    assert at_3["candidate"]["ratio"] == pytest.approx(278, rel=0.01) and at_3["candidate"]["met"]
+    assert at_3["candidate"]["nmse_full"] == pytest.approx(1.01e-5, rel=0.01)
+    assert {r["D"]: r["seeds"] for r in rows if r["role"] == "candidate"} == {2: [0, 1], 3: [0, 1], 4: [0, 1]}
     assert [c.verdict for c in map(Claim.from_dict, VALUES["verdicts"][2:])] == [
         "reproduced qualitatively", "not observed", "reproduced qualitatively", "reproduced"]
     assert VALUES["clipped_every_d_prediction"] is True
