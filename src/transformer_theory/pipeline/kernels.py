@@ -6,6 +6,7 @@ left as it is)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import tempfile
@@ -49,6 +50,26 @@ def kernel_environment_added(values: Mapping[str, str]) -> Iterator[None]:
         yield
     finally:
         _environment.reset(token)
+
+
+def quiet_kernel_death_on_stop() -> None:
+    """Install :func:`_drop_dead_kernel_reports` on the event loop nbclient runs on in this thread (jupyter_core's
+    ``run_sync`` loop). Without it, a Ctrl-C that lands while a cell runs can end the run, after its "interrupted"
+    line, with asyncio's "Task exception was never retrieved" and a traceback: the cell's task ends with nbclient's
+    ``DeadKernelError`` once the kernel is killed, after the interrupt left nobody awaiting it."""
+    from jupyter_core.utils import ensure_event_loop
+
+    ensure_event_loop().set_exception_handler(_drop_dead_kernel_reports)
+
+
+def _drop_dead_kernel_reports(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """An event-loop exception handler: once the run is stopping (:func:`~.processes.stopping`), a task that ended with
+    ``DeadKernelError`` is expected (:class:`ParentBoundKernelManager` kills the kernel at once) and not reported;
+    every other report goes to asyncio's default handler."""
+    from nbclient.exceptions import DeadKernelError
+
+    if not (stopping() and isinstance(context.get("exception"), DeadKernelError)):
+        loop.default_exception_handler(context)
 
 
 class ParentBoundKernelManager(AsyncKernelManager):

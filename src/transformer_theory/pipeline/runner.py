@@ -175,7 +175,7 @@ def execute(spec: RunSpec, *, log_output: bool = False, runs: str | os.PathLike 
 
     from transformer_theory.pipeline.context import kernel_environment
     from transformer_theory.pipeline.kernels import (ParentBoundKernelManager, connection_file_at,
-                                                     kernel_environment_added)
+                                                     kernel_environment_added, quiet_kernel_death_on_stop)
 
     with results_lock(spec.results, f"notebook '{spec.name}' [{spec.profile}]"):
         partial_record, partial_notebook = partial_path(spec.results), partial_path(spec.output)
@@ -202,6 +202,7 @@ def execute(spec: RunSpec, *, log_output: bool = False, runs: str | os.PathLike 
         kernel_env = kernel_environment(spec.profile, partial_record, runs)
         start = time.perf_counter()
         error = None
+        quiet_kernel_death_on_stop()
         try:
             with warnings.catch_warnings(), connection_file_at(connection_path(spec.results)), \
                     kernel_environment_added(kernel_env):
